@@ -1,0 +1,57 @@
+# The console's two commands: `make run` and `make test`. See README.md.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# A working Python 3.12+: from PATH first, then any pyenv version (its shims may be inactive).
+define FIND_PYTHON
+for c in python3.12 python3.13 python3.14 python3 python; do \
+  if command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then \
+    command -v $$c; exit 0; fi; \
+done; \
+if command -v pyenv >/dev/null 2>&1; then \
+  root=$$(pyenv root); \
+  for v in $$(pyenv versions --bare 2>/dev/null | grep -E '^3\.(1[2-9]|[2-9][0-9])(\.|$$)' | sort -V); do \
+    p=$$root/versions/$$v/bin/python3; \
+    if [ -x $$p ] && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then \
+      echo $$p; exit 0; fi; \
+  done; \
+fi; exit 1
+endef
+
+.PHONY: run test lint bench install clean messages
+
+$(STAMP): pyproject.toml
+	@base=$$($(FIND_PYTHON)) || { echo "error: no Python 3.12 or newer found (PATH, then pyenv)"; exit 1; }; \
+	  echo "Using $$base ($$($$base --version))"; \
+	  [ -x $(PY) ] || $$base -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+install: $(STAMP)
+	@$(PY) -m console.catalogues
+
+run: install
+	DEMO_MODE=$${DEMO_MODE:-1} $(PY) -m console.supervisor
+
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m djlint templates --lint --quiet
+
+test: lint
+	$(PY) manage.py check --fail-level WARNING
+	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install
+	$(PY) -m tests.bench $(BENCH_ARGS)
+
+messages: install
+	LANG=C.UTF-8 LC_ALL=C.UTF-8 $(PY) manage.py makemessages -l zh_Hans --no-obsolete --ignore 'var/*' --ignore '.venv/*' --ignore 'tests/*'
+	$(PY) -m console.catalogues
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,123 @@
+"""Reading settings from the environment.
+
+Every value the console takes from the environment goes through one of these readers, so a
+bad value stops start-up with one line that names the variable instead of a traceback deep
+inside Django or Celery.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import parse_qs, unquote, urlsplit
+
+
+class ConfigError(Exception):
+    """A variable of the environment has a value the console cannot use."""
+
+    def __init__(self, variable: str, problem: str):
+        self.variable = variable
+        self.problem = problem
+        super().__init__(f"{variable}: {problem}")
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default).strip()
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigError(name, f"expected true or false, got {raw!r}")
+
+
+def env_int(name: str, default: int, *, low: int | None = None, high: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigError(name, f"expected a whole number, got {raw!r}") from None
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ConfigError(name, f"expected a number from {low} to {high}, got {value}")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+@dataclass(frozen=True)
+class DatabaseURL:
+    name: str
+    user: str
+    password: str
+    host: str
+    port: str
+
+    def django(self) -> dict:
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": self.name,
+            "USER": self.user,
+            "PASSWORD": self.password,
+            "HOST": self.host,
+            "PORT": self.port,
+            "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
+        }
+
+
+def parse_database_url(variable: str, url: str) -> DatabaseURL:
+    """Parse ``postgres://user:pass@host:port/db`` (host may also be ``?host=/socket/dir``)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(variable, f"not a valid URL ({exc})") from None
+    if parts.scheme not in {"postgres", "postgresql"}:
+        raise ConfigError(
+            variable, f"expected a postgres:// URL, got scheme {parts.scheme or 'none'!r}"
+        )
+    query = parse_qs(parts.query)
+    host = unquote(parts.hostname or "") or query.get("host", [""])[0]
+    name = unquote(parts.path.lstrip("/"))
+    if not name:
+        raise ConfigError(variable, "the URL names no database (postgres://host/DATABASE)")
+    if not host:
+        raise ConfigError(variable, "the URL names no host (postgres://HOST/database)")
+    return DatabaseURL(
+        name=name,
+        user=unquote(parts.username or ""),
+        password=unquote(parts.password or ""),
+        host=host,
+        port=str(port or ""),
+    )
+
+
+def check_broker_url(variable: str, url: str) -> str:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError as exc:
+        raise ConfigError(variable, f"not a valid URL ({exc})") from None
+    if parts.scheme not in {"redis", "rediss", "redis+socket", "amqp", "pyamqp"}:
+        raise ConfigError(
+            variable,
+            f"expected a redis://, redis+socket:// or amqp:// URL, got {parts.scheme or 'none'!r}",
+        )
+    if parts.scheme == "redis+socket" and not parts.path:
+        raise ConfigError(variable, "a redis+socket:// URL needs the socket's path")
+    if parts.scheme != "redis+socket" and not parts.hostname:
+        raise ConfigError(variable, "the URL names no host")
+    return url

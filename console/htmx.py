@@ -1,0 +1,27 @@
+"""The one place that decides between a page and a fragment of it."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
+
+
+def render_page(
+    request: HttpRequest,
+    template: str,
+    context: dict | None = None,
+    *,
+    fragment: str = "content",
+    status: int = 200,
+) -> HttpResponse:
+    """Render ``template`` whole, or only its ``fragment`` partial for an htmx request.
+
+    Boosted requests and history restores want the whole page, since htmx swaps the body.
+    """
+    htmx = getattr(request, "htmx", None)
+    partial = bool(htmx) and not htmx.boosted and not htmx.history_restore_request
+    name = f"{template}#{fragment}" if partial else template
+    response = render(request, name, context, status=status)
+    patch_vary_headers(response, ("HX-Request",))
+    return response

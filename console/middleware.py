@@ -1,0 +1,69 @@
+"""Site-wide request handling: htmx redirects and messages, and the current project."""
+
+from __future__ import annotations
+
+from django.contrib.messages import get_messages
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+from django.utils.functional import SimpleLazyObject
+
+
+class HtmxMessagesMiddleware:
+    """For htmx requests: redirects become ``HX-Location``, messages are swapped out of band.
+
+    A plain 302 would make htmx follow it and swap the next page into the target;
+    ``HX-Location`` makes it navigate instead.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        htmx = getattr(request, "htmx", None)
+        if not htmx:
+            return response
+        if 300 <= response.status_code < 400 and response.has_header("Location"):
+            location = response["Location"]
+            response = HttpResponse(status=204)
+            response["HX-Location"] = location
+            return response
+        content_type = response.get("Content-Type", "")
+        if (
+            "text/html" in content_type
+            and not response.streaming
+            and "HX-Redirect" not in response
+            and "HX-Location" not in response
+        ):
+            stored = list(get_messages(request))
+            if stored:
+                response.write(
+                    render_to_string(
+                        "includes/messages.html",
+                        {"messages": stored, "oob": True},
+                        request=request,
+                    )
+                )
+        return response
+
+
+def _current_project(request: HttpRequest):
+    from console.models import Project
+
+    if not request.user.is_authenticated:
+        return None
+    projects = Project.objects.for_user(request.user)
+    chosen = request.session.get("project_id")
+    project = projects.filter(pk=chosen).first() if chosen else None
+    return project or projects.first()
+
+
+class CurrentProjectMiddleware:
+    """``request.project``: the project picked in the header switcher (lazy: no query unused)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        request.project = SimpleLazyObject(lambda: _current_project(request))
+        return self.get_response(request)

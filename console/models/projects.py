@@ -1,0 +1,73 @@
+"""Projects (teams) and who belongs to them."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+
+class Role(models.TextChoices):
+    MEMBER = "member", _("Member")
+    LEAD = "lead", _("Lead")
+    ADMIN = "admin", _("Project admin")
+
+
+class ProjectQuerySet(models.QuerySet):
+    def for_user(self, user) -> ProjectQuerySet:
+        """Projects a user works in; platform admins see every project."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_staff:
+            return self.all()
+        return self.filter(memberships__user=user).distinct()
+
+
+class Project(models.Model):
+    name = models.CharField(_("name"), max_length=100, unique=True)
+    slug = models.SlugField(_("slug"), max_length=63, unique=True)
+    description = models.TextField(_("description"), blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    objects = ProjectQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("project")
+        verbose_name_plural = _("projects")
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("project_detail", args=[self.slug])
+
+    def role_of(self, user) -> str | None:
+        """The user's role here, or None for an outsider."""
+        membership = self.memberships.filter(user=user).only("role").first()
+        return membership.role if membership else None
+
+
+class Membership(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(_("role"), max_length=10, choices=Role, default=Role.MEMBER)
+    joined_at = models.DateTimeField(_("joined"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["project__name", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="one_membership_per_user")
+        ]
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project} ({self.role})"
+
+    @property
+    def leads(self) -> bool:
+        return self.role in {Role.LEAD, Role.ADMIN}

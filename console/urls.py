@@ -1,0 +1,24 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from console.views import limits, pages
+
+urlpatterns = [
+    path("", pages.dashboard, name="dashboard"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("projects/switch/", pages.switch_project, name="switch_project"),
+    path("projects/<slug:slug>/", pages.project_detail, name="project_detail"),
+    path("settings/", limits.settings_page, name="settings"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/", admin.site.urls),
+]
+
+handler403 = "console.views.errors.forbidden"
+handler404 = "console.views.errors.not_found"
+handler500 = "console.views.errors.server_error"

@@ -1,0 +1,70 @@
+"""Chromium, driven by Playwright, against the live test server.
+
+The browser is Debian's ``chromium``; Playwright never downloads one. Without it these
+tests are skipped with the reason (CI installs it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+# between page actions are still plain synchronous code.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield browser
+        browser.close()
+
+
+class Page:
+    """A browser tab that records console errors (CSP violations among them)."""
+
+    def __init__(self, page, base_url: str):
+        self.page = page
+        self.base_url = base_url
+        self.errors: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def _console(self, message):
+        if message.type == "error":
+            self.errors.append(message.text)
+
+    def goto(self, path: str):
+        return self.page.goto(self.base_url + path)
+
+    def log_in(self, username: str, password: str):
+        self.goto("/login/")
+        self.page.fill("#id_username", username)
+        self.page.fill("#id_password", password)
+        self.page.click("main button[type=submit]")
+
+    def shot(self, name: str):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
+
+
+@pytest.fixture
+def page(chromium, live_server):
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+    tab = Page(context.new_page(), live_server.url)
+    yield tab
+    context.close()
+    assert not tab.errors, tab.errors

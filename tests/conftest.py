@@ -1,0 +1,86 @@
+"""Fixtures every test may use: named actors, a real Celery worker, a clean cache.
+
+The actors follow one story: alice and bob work in *vision*, lead leads it, charlie works in
+*speech* only (an outsider to vision) and admin is a platform admin in no project.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.core.cache import cache
+
+from console.models import Role
+from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _clean_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def password() -> str:
+    return PASSWORD
+
+
+@pytest.fixture
+def vision(db):
+    return ProjectFactory(slug="vision", name="Vision")
+
+
+@pytest.fixture
+def speech(db):
+    return ProjectFactory(slug="speech", name="Speech")
+
+
+@pytest.fixture
+def alice(vision):
+    return MembershipFactory(project=vision, user=UserFactory(username="alice")).user
+
+
+@pytest.fixture
+def bob(vision):
+    return MembershipFactory(project=vision, user=UserFactory(username="bob")).user
+
+
+@pytest.fixture
+def lead(vision):
+    return MembershipFactory(project=vision, user=UserFactory(username="lead"), role=Role.LEAD).user
+
+
+@pytest.fixture
+def charlie(speech):
+    return MembershipFactory(project=speech, user=UserFactory(username="charlie")).user
+
+
+@pytest.fixture
+def admin(db):
+    return UserFactory(username="admin", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture(scope="session")
+def celery_session_worker(django_db_setup, django_db_blocker):
+    """A real Celery worker (in a thread of this process) on the real broker.
+
+    Tests that use it must use ``transactional_db``: the worker reads committed rows only.
+    """
+    from celery.contrib.testing.worker import start_worker
+
+    from console.celery import app
+
+    # A queue of its own, so that nothing else on a shared broker takes or feeds its tasks.
+    app.conf.task_default_queue = f"tests-{uuid.uuid4().hex[:8]}"
+    with (
+        django_db_blocker.unblock(),
+        start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as worker,
+    ):
+        yield worker
+
+
+@pytest.fixture
+def celery_worker(celery_session_worker, transactional_db):
+    return celery_session_worker

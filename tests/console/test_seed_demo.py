@@ -1,0 +1,51 @@
+import io
+
+import pytest
+from django.contrib.auth import authenticate, get_user_model
+from django.core.management import call_command
+
+from console.models import Membership, Project, Role
+
+pytestmark = pytest.mark.django_db
+
+
+def counts():
+    return (
+        get_user_model().objects.count(),
+        Project.objects.count(),
+        Membership.objects.count(),
+    )
+
+
+def test_seed_is_idempotent_and_matches_the_story(settings, rf):
+    settings.DEMO_MODE = True
+    call_command("seed_demo", stdout=io.StringIO())
+    first = counts()
+    call_command("seed_demo", stdout=io.StringIO())
+    assert counts() == first
+    User = get_user_model()
+    assert User.objects.get(username="admin").is_staff
+    roles = {(m.user.username, m.project.slug): m.role for m in Membership.objects.all()}
+    assert roles == {
+        ("lead", "vision"): Role.LEAD,
+        ("alice", "vision"): Role.MEMBER,
+        ("bob", "vision"): Role.MEMBER,
+        ("charlie", "speech"): Role.MEMBER,
+    }
+    assert authenticate(rf.post("/login/"), username="alice", password="demo")
+
+
+def test_without_demo_mode_nobody_gets_the_demo_password(settings, rf):
+    settings.DEMO_MODE = False
+    call_command("seed_demo", stdout=io.StringIO())
+    assert not authenticate(rf.post("/login/"), username="alice", password="demo")
+
+
+def test_seed_keeps_a_changed_password(settings, rf):
+    settings.DEMO_MODE = True
+    call_command("seed_demo", stdout=io.StringIO())
+    alice = get_user_model().objects.get(username="alice")
+    alice.set_password("my own secret")
+    alice.save()
+    call_command("seed_demo", stdout=io.StringIO())
+    assert authenticate(rf.post("/login/"), username="alice", password="my own secret")

@@ -1,0 +1,26 @@
+import time
+
+from console.models import Heartbeat
+from console.tasks import heartbeat
+from tests.helpers import wait_until
+
+
+def scheduler_rows():
+    return Heartbeat.objects.filter(name=Heartbeat.SCHEDULER)
+
+
+def test_heartbeat_runs_on_the_real_worker(celery_worker):
+    assert not scheduler_rows().exists()
+    heartbeat.delay()
+    beat = wait_until(lambda: scheduler_rows().first())
+    assert beat.alive
+    assert Heartbeat.objects.get(name=Heartbeat.WORKER).alive
+
+
+def test_duplicate_delivery_is_harmless(celery_worker):
+    heartbeat.delay()
+    heartbeat.delay()
+    first = wait_until(lambda: scheduler_rows().first())
+    time.sleep(0.5)
+    assert scheduler_rows().count() == 1
+    assert scheduler_rows().get().seen_at >= first.seen_at

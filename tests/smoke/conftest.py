@@ -1,0 +1,27 @@
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def supervisor_env(tmp_path):
+    """The environment of a bare machine: nothing named, so the embedded servers start."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    env.update(VAR_DIR=str(tmp_path / "var"), PORT=str(free_port()), DEMO_MODE="1")
+    return env
+
+
+@pytest.fixture
+def supervisor_argv():
+    return [sys.executable, "-m", "console.supervisor"]
