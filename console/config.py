@@ -50,6 +50,13 @@ def env_int(name: str, default: int, *, low: int | None = None, high: int | None
     return value
 
 
+def env_choice(name: str, default: str, choices: list[str]) -> str:
+    value = env_str(name, default)
+    if value not in choices:
+        raise ConfigError(name, f"expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":

@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "django_htmx",
     "django_tables2",
     "django_filters",
@@ -213,3 +214,19 @@ LOGGING = {
 }
 
 PORT = config.env_int("PORT", 8000, low=1, high=65535)
+
+# Where jobs run: "local" (processes on this machine) or "kubernetes".
+EXECUTION_BACKEND = config.env_choice("EXECUTION_BACKEND", "local", ["local", "kubernetes"])
+# The local backend's nodes: name:cpu:memoryGiB[:boards x model[/slices]], comma-separated.
+LOCAL_NODES = config.env_str(
+    "LOCAL_NODES",
+    "local-a:8:32:4xDemo-GPU,local-b:8:32:4xDemo-GPU,local-c:8:32:2xDemo-GPU/2,local-cpu:4:16",
+)
+# Kubernetes: a kubeconfig file (default: in-cluster config, then ~/.kube/config).
+KUBECONFIG = config.env_str("KUBECONFIG")
+KUBERNETES_NAMESPACE = config.env_str("KUBERNETES_NAMESPACE", "default")
+# Node labels the Kubernetes backend reads (and the pool label the console honours).
+KUBERNETES_POOL_LABEL = config.env_str("KUBERNETES_POOL_LABEL", "console.io/pool")
+# Files of catalog items (datasets, algorithms, models, volumes) for the local backend.
+STORAGE_ROOT = Path(config.env_str("STORAGE_ROOT") or VAR_DIR / "storage").resolve()
+INVENTORY_SYNC_SECONDS = config.env_int("INVENTORY_SYNC_SECONDS", 30, low=5)

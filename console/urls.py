@@ -15,6 +15,7 @@ urlpatterns = [
     path("projects/switch/", pages.switch_project, name="switch_project"),
     path("projects/<slug:slug>/", pages.project_detail, name="project_detail"),
     path("settings/", limits.settings_page, name="settings"),
+    path("", include("resources.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
 ]

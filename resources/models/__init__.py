@@ -1,0 +1,39 @@
+from resources.models.allocations import Allocation
+from resources.models.catalog import (
+    Algorithm,
+    AnnotationSet,
+    AnnotationVersion,
+    Dataset,
+    DatasetVersion,
+    ModelVersion,
+    TrainedModel,
+    Volume,
+)
+from resources.models.inventory import (
+    AcceleratorModel,
+    DriverVersion,
+    Image,
+    Node,
+    NodeSpec,
+    ResourcePool,
+    VendorKind,
+)
+
+__all__ = [
+    "AcceleratorModel",
+    "Algorithm",
+    "Allocation",
+    "AnnotationSet",
+    "AnnotationVersion",
+    "Dataset",
+    "DatasetVersion",
+    "DriverVersion",
+    "Image",
+    "ModelVersion",
+    "Node",
+    "NodeSpec",
+    "ResourcePool",
+    "TrainedModel",
+    "VendorKind",
+    "Volume",
+]

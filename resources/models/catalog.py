@@ -1,0 +1,186 @@
+"""The catalog of what a job mounts: datasets, annotation sets, algorithms, models, volumes.
+
+Each item has an owner, a project and an access level for the project's other members
+(SPEC P). Items without a project (pretrained models, shared algorithms) are platform-wide
+and readable by everyone. Each resolves to a mount under ``/workspace`` (SPEC W).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from console.sharing import Access
+
+
+class CatalogQuerySet(models.QuerySet):
+    def visible_to(self, user):
+        """What the user may mount: their own, platform-wide items, and what project members
+        share with them."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_staff:
+            return self
+        return self.filter(
+            Q(owner=user)
+            | Q(project__isnull=True)
+            | (Q(project__memberships__user=user) & ~Q(others_access=Access.NONE))
+        ).distinct()
+
+    def mine(self, user):
+        return self.filter(owner=user)
+
+    def favourites_of(self, user):
+        return self.visible_to(user).filter(favourited_by=user)
+
+
+class CatalogItem(models.Model):
+    name = models.CharField(
+        _("name"), max_length=63,
+        help_text=_("Letters, digits, “-” and “_”: it becomes a folder name in the job."),
+    )  # fmt: skip
+    description = models.CharField(_("description"), max_length=300, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("owner"), on_delete=models.PROTECT,
+        related_name="+",
+    )  # fmt: skip
+    project = models.ForeignKey(
+        "console.Project", verbose_name=_("project"), null=True, blank=True,
+        on_delete=models.PROTECT, related_name="+",
+    )  # fmt: skip
+    others_access = models.CharField(
+        _("others' access"), max_length=10, choices=Access, default=Access.READ_ONLY
+    )
+    path = models.CharField(
+        _("storage path"), max_length=500,
+        help_text=_("Where its files live, relative to the storage root."),
+    )  # fmt: skip
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    objects = CatalogQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def access_for(self, user) -> Access:
+        """What this user may do with the item: the owner and admins everything."""
+        if user.is_staff or self.owner_id == user.pk:
+            return Access.READ_WRITE
+        if self.project_id is None:
+            return Access.READ_ONLY
+        if self.project.memberships.filter(user=user).exists():
+            return Access(self.others_access)
+        return Access.NONE
+
+
+class Favouritable(models.Model):
+    favourited_by = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="+", verbose_name=_("favourite of")
+    )
+
+    class Meta:
+        abstract = True
+
+
+class Dataset(CatalogItem, Favouritable):
+    class Meta(CatalogItem.Meta):
+        verbose_name = _("dataset")
+        verbose_name_plural = _("datasets")
+
+
+class DatasetVersion(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="versions")
+    name = models.CharField(_("version"), max_length=63)
+    path = models.CharField(_("storage path"), max_length=500)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset", "-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "name"], name="unique_dataset_version")
+        ]
+        verbose_name = _("dataset version")
+        verbose_name_plural = _("dataset versions")
+
+    def __str__(self) -> str:
+        return f"{self.dataset.name}/{self.name}"
+
+
+class AnnotationSet(CatalogItem):
+    class Meta(CatalogItem.Meta):
+        verbose_name = _("annotation dataset")
+        verbose_name_plural = _("annotation datasets")
+
+
+class AnnotationVersion(models.Model):
+    annotation_set = models.ForeignKey(
+        AnnotationSet, on_delete=models.CASCADE, related_name="versions"
+    )
+    name = models.CharField(_("version"), max_length=63)
+    path = models.CharField(_("storage path"), max_length=500)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["annotation_set", "-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotation_set", "name"], name="unique_annotation_version"
+            )
+        ]
+        verbose_name = _("annotation version")
+        verbose_name_plural = _("annotation versions")
+
+    def __str__(self) -> str:
+        return f"{self.annotation_set.name}/{self.name}"
+
+
+class Algorithm(CatalogItem, Favouritable):
+    class Meta(CatalogItem.Meta):
+        verbose_name = _("algorithm")
+        verbose_name_plural = _("algorithms")
+
+
+class TrainedModel(CatalogItem, Favouritable):
+    """A model to mount read-only: pretrained (platform-wide) or trained by a user."""
+
+    class Kind(models.TextChoices):
+        PRETRAINED = "pretrained", _("Pretrained")
+        PRIVATE = "private", _("Trained")
+
+    kind = models.CharField(_("kind"), max_length=10, choices=Kind, default=Kind.PRIVATE)
+
+    class Meta(CatalogItem.Meta):
+        verbose_name = _("model")
+        verbose_name_plural = _("models")
+
+
+class ModelVersion(models.Model):
+    model = models.ForeignKey(TrainedModel, on_delete=models.CASCADE, related_name="versions")
+    name = models.CharField(_("version"), max_length=63)
+    path = models.CharField(_("storage path"), max_length=500)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["model", "-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["model", "name"], name="unique_model_version")
+        ]
+        verbose_name = _("model version")
+        verbose_name_plural = _("model versions")
+
+    def __str__(self) -> str:
+        return f"{self.model.name}/{self.name}"
+
+
+class Volume(CatalogItem):
+    size_gib = models.PositiveIntegerField(_("size (GiB)"), default=10)
+
+    class Meta(CatalogItem.Meta):
+        verbose_name = _("volume")
+        verbose_name_plural = _("volumes")
