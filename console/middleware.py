@@ -47,23 +47,28 @@ class HtmxMessagesMiddleware:
         return response
 
 
-def _current_project(request: HttpRequest):
+def _user_projects(request: HttpRequest) -> list:
     from console.models import Project
 
     if not request.user.is_authenticated:
-        return None
-    projects = Project.objects.for_user(request.user)
+        return []
+    return list(Project.objects.for_user(request.user).only("id", "name", "slug"))
+
+
+def _current_project(request: HttpRequest):
+    projects = request.user_projects
     chosen = request.session.get("project_id")
-    project = projects.filter(pk=chosen).first() if chosen else None
-    return project or projects.first()
+    return next((p for p in projects if p.pk == chosen), projects[0] if projects else None)
 
 
 class CurrentProjectMiddleware:
-    """``request.project``: the project picked in the header switcher (lazy: no query unused)."""
+    """``request.project``: the project picked in the header switcher, and
+    ``request.user_projects``: those the user may pick. Lazy, and one query for both."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        request.user_projects = SimpleLazyObject(lambda: _user_projects(request))
         request.project = SimpleLazyObject(lambda: _current_project(request))
         return self.get_response(request)

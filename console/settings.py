@@ -55,6 +55,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "console.tasks.heartbeat", "schedule": 15.0},
+    "sync-inventory": {
+        "task": "resources.tasks.sync_inventory",
+        "schedule": float(config.env_int("INVENTORY_SYNC_SECONDS", 30, low=5)),
+    },
 }
 
 
@@ -229,4 +233,3 @@ KUBERNETES_NAMESPACE = config.env_str("KUBERNETES_NAMESPACE", "default")
 KUBERNETES_POOL_LABEL = config.env_str("KUBERNETES_POOL_LABEL", "console.io/pool")
 # Files of catalog items (datasets, algorithms, models, volumes) for the local backend.
 STORAGE_ROOT = Path(config.env_str("STORAGE_ROOT") or VAR_DIR / "storage").resolve()
-INVENTORY_SYNC_SECONDS = config.env_int("INVENTORY_SYNC_SECONDS", 30, low=5)

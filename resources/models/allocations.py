@@ -23,9 +23,7 @@ class Allocation(models.Model):
         DEVENV = "devenv", _("development environment")
         TENSORBOARD = "tensorboard", _("TensorBoard")
 
-    node = models.ForeignKey(
-        "resources.Node", on_delete=models.PROTECT, related_name="allocations"
-    )
+    node = models.ForeignKey("resources.Node", on_delete=models.PROTECT, related_name="allocations")
     holder_kind = models.CharField(max_length=12, choices=Holder, default=Holder.JOB)
     holder_id = models.BigIntegerField()
     label = models.CharField(_("application"), max_length=253)

@@ -101,9 +101,7 @@ class NodeSpec(Retirable):
         on_delete=models.PROTECT,
         related_name="specs",
     )
-    boards = models.DecimalField(
-        _("boards"), max_digits=5, decimal_places=3, default=Decimal(0)
-    )
+    boards = models.DecimalField(_("boards"), max_digits=5, decimal_places=3, default=Decimal(0))
     description = models.CharField(_("description"), max_length=200, blank=True)
 
     class Meta:
@@ -152,7 +150,9 @@ class NodeSpec(Retirable):
         if self.boards and not self.accelerator_model_id:
             errors["accelerator_model"] = _("Boards need an accelerator model.")
         if self.accelerator_model_id and not self.boards:
-            errors["boards"] = _("A spec with an accelerator model needs at least a slice of a board.")
+            errors["boards"] = _(
+                "A spec with an accelerator model needs at least a slice of a board."
+            )
         if self.boards and self.boards < 1:
             divisor = 1 / self.boards
             if divisor not in SLICE_DIVISORS:

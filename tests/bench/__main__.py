@@ -10,11 +10,12 @@ import argparse
 import sys
 import time
 
-from tests.bench import foundation
+from tests.bench import cluster, foundation
 
 BENCHMARKS = {
     "cold_start": foundation.cold_start,
     "test_suite": foundation.test_suite,
+    "cluster": cluster.cluster_page,
 }
 
 

@@ -58,7 +58,8 @@ class Page:
 
     def shot(self, name: str):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
+        # caret="initial": hiding the caret injects a style the page's CSP refuses.
+        self.page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True, caret="initial")
 
 
 @pytest.fixture

@@ -1,0 +1,82 @@
+"""The local backend: this machine, split into the nodes the LOCAL_NODES setting describes.
+
+Its boards are bookkeeping only (there may be no accelerator at all): jobs see them as
+``CUDA_VISIBLE_DEVICES``-style indexes, which is enough for the demo cluster and the tests.
+Workloads (real processes) come with the execution work.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+
+from django.conf import settings
+
+from console.config import ConfigError
+from resources.backends.base import NodeInfo
+
+NODE_PATTERN = re.compile(
+    r"^(?P<name>[a-z0-9]([-a-z0-9]*[a-z0-9])?)"
+    r":(?P<cpu>\d+(\.\d+)?)"
+    r":(?P<memory>\d+(\.\d+)?)"
+    r"(:(?P<boards>\d+)x(?P<model>[A-Za-z0-9][-A-Za-z0-9_.]*)(/(?P<slices>[1248]))?)?$"
+)
+
+
+def _os_name() -> str:
+    try:
+        return platform.freedesktop_os_release().get("PRETTY_NAME", platform.system())
+    except OSError:
+        return platform.system()
+
+
+def parse_nodes(text: str, variable: str = "LOCAL_NODES") -> list[NodeInfo]:
+    """Parse ``name:cpu:memoryGiB[:BOARDSxMODEL[/SLICES]]`` items separated by commas."""
+    nodes = []
+    seen = set()
+    os_image = _os_name()
+    kernel = platform.release()
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        match = NODE_PATTERN.match(item)
+        if not match:
+            raise ConfigError(
+                variable,
+                f"cannot read {item!r}: expected name:cpu:memoryGiB[:BOARDSxMODEL[/SLICES]], "
+                "e.g. node-a:8:32:4xA100",
+            )
+        name = match["name"]
+        if name in seen:
+            raise ConfigError(variable, f"node {name!r} is listed twice")
+        seen.add(name)
+        boards = int(match["boards"] or 0)
+        nodes.append(
+            NodeInfo(
+                name=name,
+                cpu_millicores=round(float(match["cpu"]) * 1000),
+                memory_mib=round(float(match["memory"]) * 1024),
+                os_image=os_image,
+                kernel=kernel,
+                accelerator_model=match["model"] or "",
+                accelerator_kind="GPU" if boards else "CPU",
+                accelerator_memory_gib=16 if boards else 0,
+                board_count=boards,
+                slices_per_board=int(match["slices"] or 1),
+                driver_version="local" if boards else "",
+                labels={"console.io/backend": "local"},
+            )
+        )
+    if not nodes:
+        raise ConfigError(variable, "describes no node")
+    return nodes
+
+
+class LocalBackend:
+    name = "local"
+
+    def inventory(self) -> list[NodeInfo]:
+        return parse_nodes(settings.LOCAL_NODES)
+
+    def health(self) -> str:
+        return ""

@@ -1,0 +1,59 @@
+"""Demo inventory and catalog (the second part of ``manage.py seed_demo``)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from importlib.util import find_spec
+
+SPECS = [
+    # name, cores, GiB, boards, description
+    ("cpu-small", 1, 2, 0, "For data preparation and small CPU jobs"),
+    ("cpu-large", 2, 4, 0, "Parameter servers and CPU training"),
+    ("gpu-half", 1, 4, Decimal("0.5"), "Half a board: notebooks and small experiments"),
+    ("gpu-1", 2, 8, 1, "One board"),
+    ("gpu-2", 4, 16, 2, "Two boards"),
+    ("gpu-4", 8, 32, 4, "A whole demo node"),
+]
+
+IMAGES = [
+    ("pytorch-2", "console.local/pytorch:2-cpu", ["training", "development"], ["GPU", "CPU"]),
+    ("tensorflow-2", "console.local/tensorflow:2", ["training"], ["GPU", "CPU"]),
+    ("deepspeed", "console.local/deepspeed:0.15", ["training"], ["GPU"]),
+    ("notebook", "console.local/notebook:latest", ["development"], ["GPU", "CPU"]),
+]
+
+
+def seed(log, users: dict, projects: dict, **_seeded) -> dict:
+    from resources.backends.local import LocalBackend
+    from resources.inventory import sync
+    from resources.models import AcceleratorModel, Image, Node, NodeSpec, ResourcePool
+
+    report = sync("local", LocalBackend().inventory())
+    log(f"Local nodes: {report}")
+    pool, _ = ResourcePool.objects.get_or_create(
+        name="vision-reserved", defaults={"description": "Reserved for project Vision"}
+    )
+    pool.projects.add(projects["vision"])
+    Node.objects.filter(name="local-c", pool__isnull=True).update(pool=pool)
+    model = AcceleratorModel.objects.filter(name="Demo-GPU").first()
+    for name, cores, gib, boards, description in SPECS:
+        NodeSpec.objects.get_or_create(
+            name=name,
+            defaults={
+                "cpu_millicores": cores * 1000,
+                "memory_mib": gib * 1024,
+                "boards": boards,
+                "accelerator_model": model if boards else None,
+                "description": description,
+            },
+        )
+    for name, reference, scopes, kinds in IMAGES:
+        Image.objects.get_or_create(
+            name=name,
+            defaults={"reference": reference, "scopes": scopes, "board_kinds": kinds},
+        )
+    if find_spec("resources.demo_catalog"):
+        from resources import demo_catalog
+
+        demo_catalog.seed(log, users, projects)
+    return {}

@@ -1,0 +1,123 @@
+"""Forms of the inventory settings pages (platform admins only)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from console.models import Project
+from resources.models import (
+    AcceleratorModel,
+    DriverVersion,
+    Image,
+    Node,
+    NodeSpec,
+    ResourcePool,
+    VendorKind,
+)
+
+CHECKBOXES = forms.CheckboxSelectMultiple(attrs={"class": "form-check-input"})
+
+
+class AcceleratorModelForm(forms.ModelForm):
+    class Meta:
+        model = AcceleratorModel
+        fields = ["name", "kind", "memory_gib"]
+
+
+class DriverVersionForm(forms.ModelForm):
+    class Meta:
+        model = DriverVersion
+        fields = ["kind", "version"]
+
+
+class CapacityFields(forms.ModelForm):
+    """CPU in cores and memory in GiB on the form; millicores and MiB in the database."""
+
+    cpu = forms.DecimalField(
+        label=_("CPU cores"), min_value=Decimal("0.001"), max_digits=8, decimal_places=3
+    )
+    memory_gib = forms.DecimalField(
+        label=_("Memory (GiB)"), min_value=Decimal("0.001"), max_digits=9, decimal_places=3
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.initial.setdefault("cpu", Decimal(self.instance.cpu_millicores) / 1000)
+            self.initial.setdefault("memory_gib", Decimal(self.instance.memory_mib) / 1024)
+        if "accelerator_model" in self.fields:
+            self.fields["accelerator_model"].queryset = AcceleratorModel.objects.live().exclude(
+                kind=VendorKind.CPU
+            )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("cpu") is not None:
+            self.instance.cpu_millicores = int(data["cpu"] * 1000)
+        if data.get("memory_gib") is not None:
+            self.instance.memory_mib = int(data["memory_gib"] * 1024)
+        return data
+
+
+class NodeSpecForm(CapacityFields):
+    class Meta:
+        model = NodeSpec
+        fields = ["name", "cpu", "memory_gib", "accelerator_model", "boards", "description"]
+        help_texts = {
+            "boards": _("Whole boards, or a virtual slice of one: 0.5, 0.25 or 0.125."),
+        }
+
+
+class NodeForm(CapacityFields):
+    """A node entered by hand (the backends' nodes are edited with NodeSettingsForm)."""
+
+    class Meta:
+        model = Node
+        fields = [
+            "name", "cpu", "memory_gib", "accelerator_model", "board_count", "slices_per_board",
+            "driver_version", "os_image", "kernel", "pool", "cordoned",
+        ]  # fmt: skip
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["driver_version"].queryset = DriverVersion.objects.live()
+        self.fields["pool"].queryset = ResourcePool.objects.live()
+
+
+class NodeSettingsForm(forms.ModelForm):
+    """What the console decides about a node a backend reports."""
+
+    class Meta:
+        model = Node
+        fields = ["pool", "cordoned"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["pool"].queryset = ResourcePool.objects.live()
+
+
+class ResourcePoolForm(forms.ModelForm):
+    projects = forms.ModelMultipleChoiceField(
+        label=_("Projects allowed"), queryset=Project.objects.all(), required=False,
+        widget=CHECKBOXES,
+    )  # fmt: skip
+
+    class Meta:
+        model = ResourcePool
+        fields = ["name", "description", "projects"]
+
+
+class ImageForm(forms.ModelForm):
+    scopes = forms.MultipleChoiceField(
+        label=_("Scopes"), choices=Image.Scope.choices, widget=CHECKBOXES
+    )
+    board_kinds = forms.MultipleChoiceField(
+        label=_("Board types"), choices=VendorKind.choices, widget=CHECKBOXES
+    )
+
+    class Meta:
+        model = Image
+        fields = ["name", "reference", "scopes", "board_kinds", "description"]

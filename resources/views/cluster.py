@@ -1,0 +1,45 @@
+"""/cluster/: where a spec could run right now (SPEC J25) and how big a job fits now."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+
+from console.htmx import render_page
+from resources import availability
+
+ROWS_PER_PAGE = 50
+
+
+def _ids(request: HttpRequest, name: str) -> list[int]:
+    return [int(value) for value in request.GET.getlist(name) if value.isdigit()]
+
+
+@require_GET
+@login_required
+def cluster(request: HttpRequest) -> HttpResponse:
+    spec_ids, model_ids = _ids(request, "spec"), _ids(request, "model")
+    result = availability.compute(
+        request.user, request.project, spec_ids=spec_ids, model_ids=model_ids
+    )
+    page = Paginator(result.rows, ROWS_PER_PAGE).get_page(request.GET.get("page"))
+    availability.describe_rows(page.object_list, result.chosen)
+    query = request.GET.copy()
+    query.pop("page", None)
+    idle = sum(1 for row in result.rows if row.status == availability.IDLE)
+    return render_page(
+        request,
+        "resources/cluster.html",
+        {
+            "result": result,
+            "page": page,
+            "query": query.urlencode(),
+            "spec_ids": set(spec_ids),
+            "model_ids": set(model_ids),
+            "idle_count": idle,
+            "model_rows": [(model, result.demand.get(model.pk, 0)) for model in result.models],
+        },
+        fragment="availability",
+    )

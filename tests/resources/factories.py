@@ -1,0 +1,99 @@
+"""Inventory factories: accelerator models, specs, pools, nodes, images, allocations."""
+
+from decimal import Decimal
+
+import factory
+
+from resources.models import (
+    AcceleratorModel,
+    Allocation,
+    DriverVersion,
+    Image,
+    Node,
+    NodeSpec,
+    ResourcePool,
+)
+
+
+class AcceleratorModelFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = AcceleratorModel
+        django_get_or_create = ["name"]
+
+    name = "A100"
+    kind = "GPU"
+    memory_gib = 80
+
+
+class DriverVersionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = DriverVersion
+        django_get_or_create = ["kind", "version"]
+
+    kind = "GPU"
+    version = "535.104"
+
+
+class NodeSpecFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = NodeSpec
+
+    name = factory.Sequence(lambda n: f"spec-{n}")
+    cpu_millicores = 8000
+    memory_mib = 64 * 1024
+    boards = Decimal(0)
+    accelerator_model = None
+
+    class Params:
+        gpus = factory.Trait(
+            boards=Decimal(4), accelerator_model=factory.SubFactory(AcceleratorModelFactory)
+        )
+
+
+class ResourcePoolFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ResourcePool
+
+    name = factory.Sequence(lambda n: f"pool-{n}")
+
+
+class NodeFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Node
+
+    name = factory.Sequence(lambda n: f"node-{n:04d}")
+    cpu_millicores = 64000
+    memory_mib = 512 * 1024
+    os_image = "Ubuntu 22.04"
+    kernel = "5.15.0"
+    board_count = 0
+    accelerator_model = None
+
+    class Params:
+        gpus = factory.Trait(
+            board_count=8,
+            accelerator_model=factory.SubFactory(AcceleratorModelFactory),
+            driver_version=factory.SubFactory(DriverVersionFactory),
+        )
+
+
+class ImageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Image
+
+    name = factory.Sequence(lambda n: f"image-{n}")
+    reference = factory.LazyAttribute(lambda image: f"registry.local/{image.name}:1")
+    scopes = factory.LazyFunction(lambda: ["training"])
+    board_kinds = factory.LazyFunction(lambda: ["GPU", "CPU"])
+
+
+class AllocationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Allocation
+
+    node = factory.SubFactory(NodeFactory)
+    holder_id = factory.Sequence(lambda n: n)
+    label = factory.Sequence(lambda n: f"job-{n}")
+    cpu_millicores = 1000
+    memory_mib = 1024
+    slots = factory.LazyFunction(list)
