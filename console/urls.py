@@ -16,6 +16,7 @@ urlpatterns = [
     path("projects/<slug:slug>/", pages.project_detail, name="project_detail"),
     path("settings/", limits.settings_page, name="settings"),
     path("", include("resources.urls")),
+    path("", include("jobs.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
 ]

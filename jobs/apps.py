@@ -5,3 +5,10 @@ from django.utils.translation import gettext_lazy as _
 class JobsConfig(AppConfig):
     name = "jobs"
     verbose_name = _("Training jobs")
+
+    def ready(self) -> None:
+        from jobs import inventory_links
+        from resources import hooks
+
+        hooks.usage_providers.append(inventory_links.live_jobs_using)
+        hooks.demand_providers.append(inventory_links.queued_boards_by_model)

@@ -156,9 +156,7 @@ def describe_rows(rows: list[NodeRow], chosen: list[NodeSpec]) -> None:
     ):
         by_id[node.pk].node = node
     for node_id, slots, label in (
-        Allocation.objects.live()
-        .filter(node_id__in=by_id)
-        .values_list("node_id", "slots", "label")
+        Allocation.objects.live().filter(node_id__in=by_id).values_list("node_id", "slots", "label")
     ):
         row = by_id[node_id]
         row.usage.extend(f"{slot_label(slot, row.state.slices)}:{label}" for slot in slots)

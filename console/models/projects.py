@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import models
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -29,6 +30,11 @@ class Project(models.Model):
     slug = models.SlugField(_("slug"), max_length=63, unique=True)
     description = models.TextField(_("description"), blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    # The project's members as a group: what others may do with a member's jobs is granted
+    # to this group (django-guardian), so joining or leaving a project needs no re-grant.
+    group = models.OneToOneField(
+        Group, null=True, blank=True, editable=False, on_delete=models.SET_NULL, related_name="+"
+    )
 
     objects = ProjectQuerySet.as_manager()
 
@@ -39,6 +45,11 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs):
+        if self.group_id is None:
+            self.group, _created = Group.objects.get_or_create(name=f"project:{self.slug}")
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return reverse("project_detail", args=[self.slug])
@@ -68,6 +79,15 @@ class Membership(models.Model):
     def __str__(self) -> str:
         return f"{self.user} in {self.project} ({self.role})"
 
+    def save(self, *args, **kwargs):
+        super().save(*args, **kwargs)
+        self.user.groups.add(self.project.group)
+
+    def delete(self, *args, **kwargs):
+        self.user.groups.remove(self.project.group)
+        return super().delete(*args, **kwargs)
+
     @property
     def leads(self) -> bool:
         return self.role in {Role.LEAD, Role.ADMIN}
+

@@ -26,6 +26,8 @@ def widget_css(field: BoundField) -> str:
 def bootstrap(field: BoundField):
     """The field's widget with its Bootstrap class and a link to its help text."""
     attrs = {"class": widget_css(field)}
+    if field.widget_type == "selectmultiple":
+        attrs["size"] = 6
     if field.help_text:
         attrs["aria-describedby"] = f"{field.auto_id}_help"
     return field.as_widget(attrs=attrs)

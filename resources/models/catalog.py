@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from console.sharing import Access
@@ -23,17 +24,34 @@ class CatalogQuerySet(models.QuerySet):
             return self.none()
         if user.is_staff:
             return self
+        # A subquery rather than a join: no duplicate rows, so no DISTINCT to get in the way
+        # of the counts and annotations the catalog pages add.
+        from console.models import Membership
+
+        their_projects = Membership.objects.filter(user=user).values("project_id")
         return self.filter(
             Q(owner=user)
             | Q(project__isnull=True)
-            | (Q(project__memberships__user=user) & ~Q(others_access=Access.NONE))
-        ).distinct()
+            | (Q(project__in=their_projects) & ~Q(others_access=Access.NONE))
+        )
 
     def mine(self, user):
         return self.filter(owner=user)
 
     def favourites_of(self, user):
         return self.visible_to(user).filter(favourited_by=user)
+
+    def with_favourite(self, user):
+        """Adds ``is_favourite`` (always False for kinds that cannot be favourites)."""
+        if not hasattr(self.model, "favourited_by"):
+            return self.annotate(is_favourite=models.Value(False))
+        through = self.model.favourited_by.through
+        column = f"{self.model._meta.model_name}_id"
+        return self.annotate(
+            is_favourite=models.Exists(
+                through.objects.filter(**{column: models.OuterRef("pk"), "user_id": user.pk})
+            )
+        )
 
 
 class CatalogItem(models.Model):
@@ -67,6 +85,15 @@ class CatalogItem(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def get_absolute_url(self) -> str:
+        from resources.catalog_kinds import kind_of
+
+        return reverse("catalog:detail", args=[kind_of(self).slug, self.pk])
+
+    def may_change(self, user) -> bool:
+        """Editing and deleting: the owner and platform admins only, whatever the sharing."""
+        return user.is_authenticated and (user.is_staff or self.owner_id == user.pk)
 
     def access_for(self, user) -> Access:
         """What this user may do with the item: the owner and admins everything."""

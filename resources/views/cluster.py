@@ -20,7 +20,9 @@ def _ids(request: HttpRequest, name: str) -> list[int]:
 @require_GET
 @login_required
 def cluster(request: HttpRequest) -> HttpResponse:
-    spec_ids, model_ids = _ids(request, "spec"), _ids(request, "model")
+    # "specs" is what the job form sends when it asks for the availability of its choice.
+    spec_ids = _ids(request, "spec") + _ids(request, "specs")
+    model_ids = _ids(request, "model")
     result = availability.compute(
         request.user, request.project, spec_ids=spec_ids, model_ids=model_ids
     )

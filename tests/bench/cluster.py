@@ -13,8 +13,9 @@ REPLICAS = 5000
 
 
 def populate() -> None:
-    from console.models import Membership, Project
     from django.contrib.auth.models import User
+
+    from console.models import Membership, Project
     from resources.models import AcceleratorModel, Allocation, Node, NodeSpec, ResourcePool
 
     rng = random.Random(7)

@@ -1,0 +1,49 @@
+"""Demo jobs (the last part of ``manage.py seed_demo``): a few of alice's, in several states."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+DEMO_JOBS = [
+    # name, status/phase, spec, mode, nodes, command, hours ago
+    ("resnet-baseline", "succeeded", "gpu-1", "single", 1,
+     "python /workspace/algorithm/train.py --epochs 5", 30),
+    ("resnet-ddp", "running", "gpu-2", "pytorch", 2, "python /workspace/algorithm/train.py", 2),
+    ("bad-lr", "error", "gpu-1", "single", 1, "python /workspace/algorithm/train.py --lr 10", 20),
+    ("sweep-large", "queued", "gpu-4", "mpi", 4, "python /workspace/algorithm/train.py", 1),
+]  # fmt: skip
+
+
+def seed(log, users: dict, projects: dict, **_seeded) -> dict:
+    from jobs import permissions
+    from jobs.lifecycle import record
+    from jobs.models import Job, JobSpecChoice
+    from resources.models import Algorithm, Image, NodeSpec
+
+    alice, vision = users["alice"], projects["vision"]
+    image = Image.objects.get(name="pytorch-2")
+    algorithm = Algorithm.objects.filter(name="resnet-train").first()
+    now = timezone.now()
+    for name, status, spec_name, mode, nodes, command, hours_ago in DEMO_JOBS:
+        if Job.objects.filter(owner=alice, name=name).exists():
+            continue
+        spec = NodeSpec.objects.get(name=spec_name)
+        created = now - timedelta(hours=hours_ago)
+        job = Job.objects.create(
+            name=name, owner=alice, project=vision, others_access="read_only", mode=mode,
+            node_count=nodes, image=image, algorithm=algorithm, command=command,
+            output_path=f"outputs/alice/{name}", duration_hours=24, status=status, phase=status,
+            created_at=created, submitted_at=created,
+            spec=spec if status != "queued" else None,
+            started_at=created + timedelta(minutes=2) if status != "queued" else None,
+            finished_at=created + timedelta(hours=1) if status in {"succeeded", "error"} else None,
+            deadline=created + timedelta(hours=24) if status == "running" else None,
+            reason="exit code 1 on worker 0" if status == "error" else "",
+        )  # fmt: skip
+        JobSpecChoice.objects.create(job=job, spec=spec, order=0)
+        permissions.grant(job)
+        record(job, "Demo job.")
+    log(f"Demo jobs: {', '.join(name for name, *_ in DEMO_JOBS)}")
+    return {}

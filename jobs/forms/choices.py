@@ -1,0 +1,99 @@
+"""What a user may pick in the job form: catalog items, specs, images, nodes, pools."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from console.sharing import Access
+from resources.availability import visible_nodes
+from resources.models import (
+    AcceleratorModel,
+    Algorithm,
+    AnnotationVersion,
+    DatasetVersion,
+    DriverVersion,
+    Image,
+    ModelVersion,
+    NodeSpec,
+    ResourcePool,
+    Volume,
+)
+
+
+def algorithms(user):
+    return Algorithm.objects.visible_to(user).select_related("owner").order_by("name")
+
+
+def dataset_versions(user):
+    """Versions of the user's own datasets and of their favourites (SPEC J5)."""
+    from resources.models import Dataset
+
+    datasets = Dataset.objects.visible_to(user).filter(Q(owner=user) | Q(favourited_by=user))
+    return (
+        DatasetVersion.objects.filter(dataset__in=datasets.values("pk"))
+        .select_related("dataset", "dataset__owner")
+        .order_by("dataset__name", "-created_at")
+    )
+
+
+def annotation_versions(user):
+    from resources.models import AnnotationSet
+
+    sets = AnnotationSet.objects.visible_to(user).values("pk")
+    return (
+        AnnotationVersion.objects.filter(annotation_set__in=sets)
+        .select_related("annotation_set")
+        .order_by("annotation_set__name", "-created_at")
+    )
+
+
+def model_versions(user):
+    from resources.models import TrainedModel
+
+    models = TrainedModel.objects.visible_to(user).filter(
+        Q(owner=user) | Q(favourited_by=user) | Q(kind=TrainedModel.Kind.PRETRAINED)
+    )
+    return (
+        ModelVersion.objects.filter(model__in=models.values("pk"))
+        .select_related("model")
+        .order_by("model__name", "-created_at")
+    )
+
+
+def volumes(user):
+    """Volumes mount writable, so only those the user may write to."""
+    if user.is_staff:
+        return Volume.objects.all().order_by("name")
+    from console.models import Membership
+
+    their_projects = Membership.objects.filter(user=user).values("project_id")
+    return Volume.objects.filter(
+        Q(owner=user) | Q(project__in=their_projects, others_access=Access.READ_WRITE)
+    ).order_by("name")
+
+
+def specs():
+    return NodeSpec.objects.live().select_related("accelerator_model")
+
+
+def accelerator_models():
+    return AcceleratorModel.objects.live()
+
+
+def images():
+    """Images for training jobs; the form still checks the scope of what comes back."""
+    return Image.objects.live().filter(scopes__contains=[Image.Scope.TRAINING])
+
+
+def drivers():
+    return DriverVersion.objects.live()
+
+
+def pools(project):
+    if project is None:
+        return ResourcePool.objects.none()
+    return ResourcePool.objects.live().filter(projects=project)
+
+
+def nodes(user, project):
+    return visible_nodes(user, project).order_by("name")

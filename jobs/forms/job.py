@@ -1,0 +1,240 @@
+"""The job form (SPEC J1 to J23): every field, and every rule as a field-level error."""
+
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from console import limits
+from console.sharing import Access
+from jobs.forms import choices, rows, rules
+from jobs.models import JobType, Mode, PerformancePolicy, Priority
+
+CHECKBOXES = forms.CheckboxSelectMultiple(attrs={"class": "form-check-input"})
+NAME_HELP = _("Lowercase letters, digits and “-”; unique among your queued and running jobs.")
+
+
+class VersionChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, version):
+        parent = getattr(version, "dataset", None) or getattr(version, "annotation_set", None)
+        parent = parent or getattr(version, "model", None)
+        return f"{parent.name} / {version.name}"
+
+
+class VersionsField(forms.ModelMultipleChoiceField):
+    label_from_instance = VersionChoiceField.label_from_instance
+
+
+class SpecsField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, spec):
+        return f"{spec.name} — {spec.summary()}"
+
+
+class JobForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=40, help_text=NAME_HELP)
+    others_access = forms.ChoiceField(
+        label=_("Others' access"), choices=Access.choices, initial=Access.NONE,
+        widget=forms.RadioSelect,
+        help_text=_("What other members of the project may do with this job."),
+    )  # fmt: skip
+    job_type = forms.ChoiceField(
+        label=_("Job type"), choices=JobType.choices, initial=JobType.REGULAR,
+        widget=forms.RadioSelect,
+    )  # fmt: skip
+    priority = forms.TypedChoiceField(
+        label=_("Priority"), choices=Priority.choices, coerce=int, initial=Priority.NORMAL
+    )
+    algorithm = forms.ModelChoiceField(label=_("Algorithm"), queryset=None, required=False)
+    algorithm_read_only = forms.BooleanField(
+        label=_("Mount the algorithm read-only"), required=False, initial=True
+    )
+    command = forms.CharField(
+        label=_("Run command"), required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        help_text=_("Starts with an executable, e.g. python /workspace/algorithm/train.py"),
+    )  # fmt: skip
+    annotations = VersionsField(label=_("Annotation datasets"), queryset=None, required=False)
+    models = VersionsField(
+        label=_("Models"), queryset=None, required=False, help_text=_("Mounted read-only.")
+    )
+    volumes = forms.ModelMultipleChoiceField(
+        label=_("Volumes"), queryset=None, required=False, help_text=_("Mounted writable.")
+    )
+    output_path = forms.CharField(
+        label=_("Output path"), max_length=500,
+        help_text=_("Where the model is saved, in your storage; the job sees /workspace/outputs."),
+    )  # fmt: skip
+    mode = forms.ChoiceField(label=_("Distributed mode"), choices=Mode.choices, initial=Mode.SINGLE)
+    accelerator_filter = forms.ModelMultipleChoiceField(
+        label=_("Accelerator model"), queryset=None, required=False, widget=CHECKBOXES,
+        help_text=_("Show only the specs of these boards."),
+    )  # fmt: skip
+    specs = SpecsField(
+        label=_("Node specs"), queryset=None, widget=CHECKBOXES,
+        help_text=_("One or more: the first that can start wins; only one ever runs."),
+    )  # fmt: skip
+    node_count = forms.IntegerField(label=_("Node count"), min_value=1, max_value=1000, initial=1)
+    ps_count = forms.IntegerField(
+        label=_("Parameter servers"), min_value=0, max_value=64, initial=0, required=False,
+        help_text=_("TensorFlow only; 0 means AllReduce."),
+    )  # fmt: skip
+    node_names = forms.ModelMultipleChoiceField(
+        label=_("Node names"), queryset=None, required=False, to_field_name="name",
+        help_text=_("Run only on these nodes (not with a driver version or a pool)."),
+    )  # fmt: skip
+    driver_version = forms.ModelChoiceField(
+        label=_("Driver version"), queryset=None, required=False
+    )
+    pool = forms.ModelChoiceField(label=_("Dedicated pool"), queryset=None, required=False)
+    image = forms.ModelChoiceField(label=_("Image"), queryset=None)
+    resume_enabled = forms.BooleanField(label=_("Checkpoint resume"), required=False)
+    max_resumes = forms.IntegerField(label=_("Max resumes"), min_value=1, required=False)
+    graceful_shutdown_seconds = forms.IntegerField(
+        label=_("Graceful shutdown (seconds)"), min_value=0, initial=30,
+        help_text=_("After a stop signal, the job has this long to save and exit."),
+    )  # fmt: skip
+    elastic = forms.BooleanField(label=_("Elastic training"), required=False)
+    elastic_min_nodes = forms.IntegerField(label=_("Minimum nodes"), min_value=1, required=False)
+    elastic_scale_up = forms.BooleanField(label=_("Allow scale-up"), required=False)
+    perf_detection = forms.BooleanField(label=_("Performance detection"), required=False)
+    perf_threshold = forms.DecimalField(
+        label=_("Threshold (hardware / e2e time)"), min_value=0, max_value=1,
+        decimal_places=3, required=False,
+    )  # fmt: skip
+    perf_policy = forms.ChoiceField(
+        label=_("Policy"), choices=PerformancePolicy.choices, required=False
+    )
+    fault_restart_enabled = forms.BooleanField(label=_("Fault restart"), required=False)
+    max_restarts = forms.IntegerField(label=_("Max restarts"), min_value=1, required=False)
+    data_prep = forms.BooleanField(
+        label=_("Data preparation"), required=False,
+        help_text=_("Copy the datasets to fast local storage first (they must be read-only)."),
+    )  # fmt: skip
+    debug_terminal = forms.BooleanField(label=_("Debug terminal"), required=False)
+    duration_hours = forms.TypedChoiceField(label=_("Duration"), coerce=int)
+    lifecycle_before_start = forms.CharField(
+        label=_("Before start"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    lifecycle_after_stop = forms.CharField(
+        label=_("After stop"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+
+    def __init__(self, *args, user, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user, self.project = user, project
+        self.limits = limits.current()
+        self.fields["algorithm"].queryset = choices.algorithms(user)
+        self.fields["annotations"].queryset = choices.annotation_versions(user)
+        self.fields["models"].queryset = choices.model_versions(user)
+        self.fields["volumes"].queryset = choices.volumes(user)
+        self.fields["accelerator_filter"].queryset = choices.accelerator_models()
+        self.fields["specs"].queryset = choices.specs()
+        self.fields["node_names"].queryset = choices.nodes(user, project)
+        self.fields["driver_version"].queryset = choices.drivers()
+        self.fields["pool"].queryset = choices.pools(project)
+        self.fields["image"].queryset = choices.images()
+        self.fields["duration_hours"].choices = [
+            (hours, _("%(n)s h") % {"n": hours}) for hours in self.limits.durations_hours
+        ]
+        if not user.is_staff:
+            self.fields["priority"].choices = [
+                (value, label) for value, label in Priority.choices if value != Priority.VERY_URGENT
+            ]
+        if not self.limits.sharing_enabled:
+            self.fields["others_access"].choices = [(Access.NONE, Access.NONE.label)]
+        self.fields["perf_policy"].choices = [
+            (value, label)
+            for value, label in PerformancePolicy.choices
+            if value in self.limits.performance_policies
+        ]
+        source = self.data if self.is_bound else self.initial
+        self._add_rows(source)
+
+    # Rows ---------------------------------------------------------------------------------
+    def _add_rows(self, source) -> None:
+        self.subtask_count = rows.row_count(source, rows.SUBTASKS)
+        self.dataset_count = rows.row_count(source, rows.DATASETS)
+        algorithms = self.fields["algorithm"].queryset
+        for i in range(self.subtask_count):
+            self.fields[rows.SUBTASKS.name(i, "algorithm")] = forms.ModelChoiceField(
+                label=_("Algorithm"), queryset=algorithms, required=False
+            )
+            self.fields[rows.SUBTASKS.name(i, "algorithm_read_only")] = forms.BooleanField(
+                label=_("Read-only"), required=False
+            )
+            self.fields[rows.SUBTASKS.name(i, "command")] = forms.CharField(
+                label=_("Run command"), required=False,
+                widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}),
+            )  # fmt: skip
+        versions = choices.dataset_versions(self.user)
+        for i in range(self.dataset_count):
+            self.fields[rows.DATASETS.name(i, "version")] = VersionChoiceField(
+                label=_("Dataset version"), queryset=versions, required=False
+            )
+            self.fields[rows.DATASETS.name(i, "read_only")] = forms.BooleanField(
+                label=_("Read-only"), required=False
+            )
+
+    def subtask_rows(self):
+        return [
+            (i, *(self[rows.SUBTASKS.name(i, f)] for f in rows.SUBTASKS.fields))
+            for i in range(self.subtask_count)
+        ]
+
+    def dataset_rows(self):
+        return [
+            (i, *(self[rows.DATASETS.name(i, f)] for f in rows.DATASETS.fields))
+            for i in range(self.dataset_count)
+        ]
+
+    def spec_options(self) -> list[tuple]:
+        """(checkbox, spec, shown): specs outside the accelerator filter stay posted but hidden."""
+        chosen_models = {str(v) for v in (self.value("accelerator_filter") or [])}
+        options = []
+        for option in self["specs"]:
+            spec = option.data["value"].instance
+            shown = not chosen_models or str(spec.accelerator_model_id) in chosen_models
+            options.append((option, spec, shown))
+        return options
+
+    def model_options(self) -> list[tuple]:
+        """(checkbox, accelerator model, boards queued jobs wait for) for the spec filter."""
+        from resources.hooks import queued_demand
+
+        demand = queued_demand()
+        return [
+            (option, option.data["value"].instance, demand.get(option.data["value"].value, 0))
+            for option in self["accelerator_filter"]
+        ]
+
+    def value(self, name: str):
+        """A field's current value (typed or initial), for the template's dependent parts."""
+        return self[name].value()
+
+    @property
+    def current(self) -> CurrentValues:
+        """``form.current.mode`` in templates: the value typed (or initial) for a field."""
+        return CurrentValues(self)
+
+    # Rules --------------------------------------------------------------------------------
+    def clean_name(self):
+        return rules.clean_name(self.cleaned_data["name"], self.user)
+
+    def clean_command(self):
+        return self.cleaned_data["command"].strip()
+
+    def clean_output_path(self):
+        return rules.clean_relative_path(self.cleaned_data["output_path"])
+
+    def clean(self):
+        data = super().clean()
+        rules.check_all(self, data)
+        return data
+
+
+class CurrentValues:
+    def __init__(self, form: JobForm):
+        self.form = form
+
+    def __getitem__(self, name: str):
+        return self.form.value(name)

@@ -1,0 +1,261 @@
+"""The cross-field rules of SPEC J, each reported on the field a person would fix."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from console.sharing import RANK, Access
+from jobs.forms import rows
+from jobs.models import Job, JobType, Mode, Priority
+from jobs.validation.command import check_command
+from jobs.validation.messages import describe
+from resources.models import VendorKind
+
+DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def clean_name(name: str, user) -> str:
+    name = name.strip()
+    if not DNS_LABEL.match(name):
+        raise forms.ValidationError(
+            _("Use lowercase letters, digits and “-”, starting with a letter and not ending "
+              "with “-”: the name becomes a host name in distributed jobs.")
+        )  # fmt: skip
+    if Job.objects.live().filter(owner=user, name=name).exists():
+        raise forms.ValidationError(
+            _("You already have a queued or running job named “%(name)s”.") % {"name": name}
+        )
+    return name
+
+
+def clean_relative_path(path: str) -> str:
+    path = path.strip()
+    parts = PurePosixPath(path).parts
+    if not path or path.startswith(("/", "~")) or ".." in parts:
+        raise forms.ValidationError(
+            _("Give a path inside your storage, such as outputs/resnet (no “..”, not absolute).")
+        )
+    return str(PurePosixPath(*parts))
+
+
+def _command(form, field: str, value: str) -> None:
+    problem = check_command(value)
+    if problem:
+        form.add_error(field, describe(problem))
+
+
+def check_code(form, data) -> None:
+    if data.get("job_type") == JobType.BATCH:
+        if form.subtask_count == 0:
+            form.add_error(None, _("A batch job needs at least one sub-task: add one."))
+        for i in range(form.subtask_count):
+            if not data.get(rows.SUBTASKS.name(i, "algorithm")):
+                form.add_error(
+                    rows.SUBTASKS.name(i, "algorithm"), _("Pick this sub-task's algorithm.")
+                )
+            _command(
+                form,
+                rows.SUBTASKS.name(i, "command"),
+                data.get(rows.SUBTASKS.name(i, "command"), ""),
+            )
+        return
+    if not data.get("algorithm"):
+        form.add_error("algorithm", _("Pick the algorithm this job runs."))
+    if "command" in data:
+        _command(form, "command", data["command"])
+
+
+def check_priority(form, data) -> None:
+    priority = data.get("priority")
+    if priority == Priority.VERY_URGENT and not form.user.is_staff:
+        form.add_error("priority", _("Only platform admins may pick “very urgent”."))
+    if priority == Priority.URGENT and form.project is not None:
+        cap = form.limits.urgent_jobs_per_project
+        held = Job.objects.live().filter(project=form.project, priority=Priority.URGENT).count()
+        if held >= cap:
+            form.add_error(
+                "priority",
+                _("Project %(project)s already holds %(held)s urgent jobs (queued and running); "
+                  "the cap is %(cap)s. Pick “normal”, or wait for one to end.")
+                % {"project": form.project.name, "held": held, "cap": cap},
+            )  # fmt: skip
+
+
+def check_shape(form, data) -> None:
+    mode, nodes = data.get("mode"), data.get("node_count")
+    if mode == Mode.SINGLE and nodes and nodes > 1:
+        form.add_error(
+            "node_count",
+            _("A single-node job runs on one node. Pick a distributed mode to use %(n)s.")
+            % {"n": nodes},
+        )
+    if (data.get("ps_count") or 0) > 0 and mode != Mode.TENSORFLOW:
+        form.add_error("ps_count", _("Parameter servers are for TensorFlow jobs only."))
+
+
+def check_placement(form, data) -> None:
+    specs, image = list(data.get("specs") or []), data.get("image")
+    kinds = {spec.kind for spec in specs}
+    if image is not None:
+        wrong = [spec.name for spec in specs if spec.kind not in image.board_kinds]
+        if wrong:
+            form.add_error(
+                "image",
+                _("This image runs on %(kinds)s boards, not on the %(kind)s of %(specs)s.")
+                % {"kinds": ", ".join(image.board_kinds), "specs": ", ".join(wrong),
+                   "kind": ", ".join(sorted({s.kind for s in specs if s.name in wrong}))},
+            )  # fmt: skip
+        if "training" not in image.scopes:
+            form.add_error("image", _("This image is not meant for training jobs."))
+    if data.get("node_names") and (data.get("driver_version") or data.get("pool")):
+        form.add_error(
+            "node_names",
+            _("Pick node names, or a driver version and pool, not both: the nodes decide those."),
+        )
+    driver = data.get("driver_version")
+    if driver is not None:
+        if kinds - {VendorKind.GPU, VendorKind.MLU}:
+            form.add_error(
+                "driver_version", _("A driver version applies to GPU and MLU specs only.")
+            )
+        elif kinds and kinds != {driver.kind}:
+            form.add_error(
+                "driver_version",
+                _("This driver is for %(kind)s boards.") % {"kind": driver.kind},
+            )
+
+
+def check_recovery(form, data) -> None:
+    caps = form.limits
+    resume, restart = data.get("resume_enabled"), data.get("fault_restart_enabled")
+    if resume and restart:
+        form.add_error(
+            "fault_restart_enabled",
+            _("Checkpoint resume and fault restart exclude each other: keep one."),
+        )
+    if resume:
+        if not data.get("pool"):
+            form.add_error("pool", _("Checkpoint resume needs a dedicated pool."))
+        if data.get("job_type") == JobType.BATCH:
+            form.add_error("resume_enabled", _("Only regular jobs can resume from checkpoints."))
+        _bounded(form, data, "max_resumes", caps.max_resumes, _("max resumes"))
+        if data.get("elastic"):
+            low, nodes = data.get("elastic_min_nodes"), data.get("node_count") or 1
+            if not low:
+                form.add_error("elastic_min_nodes", _("Give the fewest nodes the job can run on."))
+            elif low > nodes:
+                form.add_error(
+                    "elastic_min_nodes",
+                    _("At most the node count (%(n)s).") % {"n": nodes},
+                )
+        if data.get("perf_detection"):
+            if data.get("perf_threshold") in (None, ""):
+                form.add_error("perf_threshold", _("Give the threshold, e.g. 0.8."))
+            elif data["perf_threshold"] <= 0:
+                form.add_error("perf_threshold", _("The threshold is above 0 and at most 1."))
+            if not data.get("perf_policy"):
+                form.add_error("perf_policy", _("Pick what happens when it is crossed."))
+    elif data.get("elastic") or data.get("perf_detection"):
+        form.add_error(
+            "resume_enabled",
+            _("Elastic training and performance detection are part of checkpoint resume."),
+        )
+    if restart:
+        _bounded(form, data, "max_restarts", caps.max_fault_restarts, _("max restarts"))
+    graceful = data.get("graceful_shutdown_seconds")
+    if graceful is not None and graceful > caps.max_graceful_shutdown_seconds:
+        form.add_error(
+            "graceful_shutdown_seconds",
+            _("At most %(cap)s seconds (the platform's limit).")
+            % {"cap": caps.max_graceful_shutdown_seconds},
+        )
+
+
+def _bounded(form, data, field: str, cap: int, what: str) -> None:
+    value = data.get(field)
+    if value in (None, ""):
+        form.add_error(field, _("Give the %(what)s (1 to %(cap)s).") % {"what": what, "cap": cap})
+    elif value > cap:
+        form.add_error(field, _("At most %(cap)s (the platform's limit).") % {"cap": cap})
+
+
+def check_data(form, data) -> None:
+    seen = set()
+    for i in range(form.dataset_count):
+        version = data.get(rows.DATASETS.name(i, "version"))
+        field = rows.DATASETS.name(i, "version")
+        if version is None:
+            if field not in form.errors:
+                form.add_error(field, _("Pick a dataset version, or remove this row."))
+            continue
+        if version.pk in seen:
+            form.add_error(field, _("This version is already mounted above."))
+        seen.add(version.pk)
+        if data.get("data_prep") and not data.get(rows.DATASETS.name(i, "read_only")):
+            form.add_error(
+                rows.DATASETS.name(i, "read_only"),
+                _("Data preparation copies datasets, so they must be mounted read-only."),
+            )
+
+
+def mounted_items(form, data) -> list:
+    items = []
+    if data.get("job_type") == JobType.BATCH:
+        items += [data.get(rows.SUBTASKS.name(i, "algorithm")) for i in range(form.subtask_count)]
+    else:
+        items.append(data.get("algorithm"))
+    items += [data.get(rows.DATASETS.name(i, "version")) for i in range(form.dataset_count)]
+    items += list(data.get("annotations") or []) + list(data.get("models") or [])
+    items += list(data.get("volumes") or [])
+    resolved = []
+    for item in items:
+        if item is None:
+            continue
+        parent = getattr(item, "dataset", None) or getattr(item, "annotation_set", None)
+        resolved.append(parent or getattr(item, "model", None) or item)
+    return resolved
+
+
+def check_access(form, data) -> None:
+    wanted = data.get("others_access")
+    if not wanted:
+        return
+    if not form.limits.sharing_enabled and wanted != Access.NONE:
+        form.add_error("others_access", _("Sharing is turned off: only “none” can be chosen."))
+        return
+    limiting = []
+    for item in mounted_items(form, data):
+        # Platform-wide items are readable by everyone: they limit nothing.
+        if item.project_id is None:
+            continue
+        if RANK[item.access_for(form.user)] < RANK[Access(wanted)]:
+            limiting.append(item.name)
+    if limiting:
+        form.add_error(
+            "others_access",
+            ngettext(
+                "Others' access may not exceed yours to what the job mounts: you may only "
+                "read %(items)s.",
+                "Others' access may not exceed yours to what the job mounts: you may only "
+                "read %(items)s.",
+                len(limiting),
+            )
+            % {"items": ", ".join(sorted(set(limiting)))},
+        )
+
+
+def check_all(form, data) -> None:
+    if form.project is None:
+        form.add_error(None, _("You are in no project: ask a project lead to add you first."))
+    check_code(form, data)
+    check_priority(form, data)
+    check_shape(form, data)
+    check_placement(form, data)
+    check_recovery(form, data)
+    check_data(form, data)
+    check_access(form, data)

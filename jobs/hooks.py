@@ -1,0 +1,13 @@
+"""What happens after a change to the queue: the scheduler plugs in here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+queue_listeners: list[Callable[[], None]] = []
+
+
+def queue_changed() -> None:
+    """Called on commit after a job is submitted, stopped, finished or re-prioritised."""
+    for listener in queue_listeners:
+        listener()

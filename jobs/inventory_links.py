@@ -1,0 +1,35 @@
+"""What the resources app asks of jobs (registered in JobsConfig.ready): which live jobs
+use a spec, image or node, and how many boards queued jobs wait for per model (SPEC J9)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.urls import reverse
+
+from jobs.models import Job, JobSpecChoice
+from resources.models import Allocation, Image, Node, NodeSpec
+
+
+def live_jobs_using(obj) -> list[tuple[str, str]]:
+    if isinstance(obj, NodeSpec):
+        jobs = Job.objects.live().filter(spec_choices__spec=obj).distinct()
+    elif isinstance(obj, Image):
+        jobs = Job.objects.live().filter(image=obj)
+    elif isinstance(obj, Node):
+        ids = Allocation.objects.live().filter(node=obj, holder_kind="job").values("holder_id")
+        jobs = Job.objects.filter(pk__in=ids)
+    else:
+        return []
+    return [(job.name, reverse("job_detail", args=[job.pk])) for job in jobs.only("pk", "name")]
+
+
+def queued_boards_by_model() -> dict[int, float]:
+    """Boards of each model the queued jobs ask for, counting each job by its first spec."""
+    demand: dict[int, float] = defaultdict(float)
+    rows = JobSpecChoice.objects.filter(
+        job__status="queued", order=0, spec__boards__gt=0
+    ).values_list("spec__accelerator_model_id", "spec__boards", "job__node_count")
+    for model, boards, nodes in rows:
+        demand[model] += float(boards) * nodes
+    return dict(demand)

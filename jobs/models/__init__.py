@@ -1,0 +1,42 @@
+from jobs.models.access import JobGroupObjectPermission, JobUserObjectPermission
+from jobs.models.devenv import DevEnvironment
+from jobs.models.events import JobEvent
+from jobs.models.job import (
+    LIVE_STATUSES,
+    STATUS_OF_PHASE,
+    Job,
+    JobAnnotation,
+    JobDataset,
+    JobModel,
+    JobSpecChoice,
+    JobType,
+    JobVolume,
+    Mode,
+    PerformancePolicy,
+    Phase,
+    Priority,
+    Status,
+    SubTask,
+)
+
+__all__ = [
+    "LIVE_STATUSES",
+    "STATUS_OF_PHASE",
+    "DevEnvironment",
+    "Job",
+    "JobAnnotation",
+    "JobDataset",
+    "JobEvent",
+    "JobGroupObjectPermission",
+    "JobModel",
+    "JobSpecChoice",
+    "JobType",
+    "JobUserObjectPermission",
+    "JobVolume",
+    "Mode",
+    "PerformancePolicy",
+    "Phase",
+    "Priority",
+    "Status",
+    "SubTask",
+]

@@ -1,0 +1,304 @@
+"""Training jobs: what the form records (SPEC J) and where the lifecycle stands (SPEC Q1)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from console.sharing import Access
+
+
+class JobType(models.TextChoices):
+    REGULAR = "regular", _("Regular")
+    BATCH = "batch", _("Batch")
+
+
+class Priority(models.IntegerChoices):
+    NORMAL = 0, _("Normal")
+    URGENT = 1, _("Urgent")
+    VERY_URGENT = 2, _("Very urgent")
+
+
+class Mode(models.TextChoices):
+    SINGLE = "single", _("Single node")
+    MPI = "mpi", _("Horovod / MPI")
+    TENSORFLOW = "tensorflow", _("TensorFlow")
+    PYTORCH = "pytorch", _("PyTorch")
+    DEEPSPEED = "deepspeed", _("PyTorch-DeepSpeed")
+
+
+class Status(models.TextChoices):
+    """What users see (SPEC Q1)."""
+
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    ERROR = "error", _("Error")
+    STOPPED = "stopped", _("Stopped")
+    EXPIRED = "expired", _("Expired")
+    SUCCEEDED = "succeeded", _("Succeeded")
+
+
+class Phase(models.TextChoices):
+    """Where the lifecycle stands; finer than the status (see jobs/lifecycle.py)."""
+
+    QUEUED = "queued", _("Waiting in the queue")
+    ADMITTED = "admitted", _("Resources reserved")
+    STARTING = "starting", _("Starting")
+    RUNNING = "running", _("Running")
+    RESTARTING = "restarting", _("Restarting after a fault")
+    RESUMING = "resuming", _("Resuming from a checkpoint")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    ERROR = "error", _("Error")
+    STOPPED = "stopped", _("Stopped")
+    EXPIRED = "expired", _("Expired")
+
+
+STATUS_OF_PHASE = {
+    Phase.QUEUED: Status.QUEUED,
+    Phase.ADMITTED: Status.RUNNING,
+    Phase.STARTING: Status.RUNNING,
+    Phase.RUNNING: Status.RUNNING,
+    Phase.RESTARTING: Status.QUEUED,
+    Phase.RESUMING: Status.QUEUED,
+    Phase.SUCCEEDED: Status.SUCCEEDED,
+    Phase.ERROR: Status.ERROR,
+    Phase.STOPPED: Status.STOPPED,
+    Phase.EXPIRED: Status.EXPIRED,
+}
+LIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
+
+
+class PerformancePolicy(models.TextChoices):
+    ALERT = "alert", _("Alert only (email)")
+    RESCHEDULE = "reschedule", _("Reschedule and alert")
+
+
+class JobQuerySet(models.QuerySet):
+    def live(self):
+        return self.filter(status__in=LIVE_STATUSES)
+
+    def queued(self):
+        return self.filter(status=Status.QUEUED)
+
+    def visible_to(self, user):
+        """Jobs a user may see: their own, those their project's members share with them
+        (django-guardian grants to the project's group), and every job for admins."""
+        from jobs.models.access import JobGroupObjectPermission
+
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_staff:
+            return self
+        shared = JobGroupObjectPermission.objects.filter(
+            group__user=user, permission__codename="view_job"
+        ).values("content_object_id")
+        return self.filter(Q(owner=user) | Q(pk__in=shared))
+
+
+class Job(models.Model):
+    name = models.CharField(_("name"), max_length=40)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("creator"), on_delete=models.PROTECT,
+        related_name="jobs",
+    )  # fmt: skip
+    project = models.ForeignKey(
+        "console.Project", verbose_name=_("project"), on_delete=models.PROTECT, related_name="jobs"
+    )
+    others_access = models.CharField(
+        _("others' access"), max_length=10, choices=Access, default=Access.NONE
+    )
+    job_type = models.CharField(
+        _("job type"), max_length=8, choices=JobType, default=JobType.REGULAR
+    )
+    priority = models.PositiveSmallIntegerField(
+        _("priority"), choices=Priority, default=Priority.NORMAL
+    )
+    mode = models.CharField(_("distributed mode"), max_length=12, choices=Mode, default=Mode.SINGLE)
+    specs = models.ManyToManyField(
+        "resources.NodeSpec", through="JobSpecChoice", verbose_name=_("node specs"),
+        related_name="+",
+    )  # fmt: skip
+    spec = models.ForeignKey(
+        "resources.NodeSpec", verbose_name=_("spec it runs on"), null=True, blank=True,
+        on_delete=models.PROTECT, related_name="+",
+    )  # fmt: skip
+    node_count = models.PositiveSmallIntegerField(_("node count"), default=1)
+    ps_count = models.PositiveSmallIntegerField(_("parameter servers"), default=0)
+    node_names = ArrayField(
+        models.CharField(max_length=253), verbose_name=_("node names"), default=list, blank=True
+    )
+    driver_version = models.ForeignKey(
+        "resources.DriverVersion", verbose_name=_("driver version"), null=True, blank=True,
+        on_delete=models.PROTECT, related_name="+",
+    )  # fmt: skip
+    pool = models.ForeignKey(
+        "resources.ResourcePool", verbose_name=_("dedicated pool"), null=True, blank=True,
+        on_delete=models.PROTECT, related_name="jobs",
+    )  # fmt: skip
+    image = models.ForeignKey(
+        "resources.Image", verbose_name=_("image"), on_delete=models.PROTECT, related_name="jobs"
+    )
+    algorithm = models.ForeignKey(
+        "resources.Algorithm", verbose_name=_("algorithm"), null=True, blank=True,
+        on_delete=models.PROTECT, related_name="+",
+    )  # fmt: skip
+    algorithm_read_only = models.BooleanField(_("algorithm read-only"), default=True)
+    command = models.TextField(_("run command"), blank=True)
+    output_path = models.CharField(_("output path"), max_length=500)
+    # Checkpoint resume (SPEC J17) and fault restart (J18): exclusive.
+    resume_enabled = models.BooleanField(_("checkpoint resume"), default=False)
+    max_resumes = models.PositiveSmallIntegerField(_("max resumes"), default=0)
+    graceful_shutdown_seconds = models.PositiveIntegerField(_("graceful shutdown (s)"), default=30)
+    elastic_min_nodes = models.PositiveSmallIntegerField(
+        _("elastic minimum nodes"), null=True, blank=True
+    )
+    elastic_scale_up = models.BooleanField(_("allow scale-up"), default=False)
+    perf_threshold = models.DecimalField(
+        _("performance threshold"), max_digits=4, decimal_places=3, null=True, blank=True
+    )
+    perf_policy = models.CharField(
+        _("performance policy"), max_length=12, choices=PerformancePolicy, blank=True
+    )
+    fault_restart_enabled = models.BooleanField(_("fault restart"), default=False)
+    max_restarts = models.PositiveSmallIntegerField(_("max restarts"), default=0)
+    data_prep = models.BooleanField(_("data preparation"), default=False)
+    debug_terminal = models.BooleanField(_("debug terminal"), default=False)
+    duration_hours = models.PositiveIntegerField(_("duration (hours)"))
+    lifecycle_before_start = models.TextField(_("before start"), blank=True)
+    lifecycle_after_stop = models.TextField(_("after stop"), blank=True)
+
+    status = models.CharField(_("status"), max_length=10, choices=Status, default=Status.QUEUED)
+    phase = models.CharField(_("phase"), max_length=10, choices=Phase, default=Phase.QUEUED)
+    reason = models.CharField(_("reason"), max_length=500, blank=True)
+    resubmitted = models.BooleanField(_("resubmitted after a fault"), default=False)
+    restarts_used = models.PositiveSmallIntegerField(default=0)
+    resumes_used = models.PositiveSmallIntegerField(default=0)
+    cloned_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    submitted_at = models.DateTimeField(_("in the queue since"), default=timezone.now)
+    started_at = models.DateTimeField(_("started"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
+    deadline = models.DateTimeField(_("ends at the latest"), null=True, blank=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("training job")
+        verbose_name_plural = _("training jobs")
+        indexes = [
+            models.Index(fields=["owner", "-created_at"], name="job_owner_created"),
+            models.Index(fields=["project", "-created_at"], name="job_project_created"),
+            models.Index(fields=["-created_at", "-id"], name="job_created"),
+            models.Index(fields=["status", "priority"], name="job_status_priority"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "name"],
+                condition=Q(status__in=LIVE_STATUSES),
+                name="job_name_unique_among_live",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("job_detail", args=[self.pk])
+
+    @property
+    def is_live(self) -> bool:
+        return self.status in LIVE_STATUSES
+
+    @property
+    def duration(self) -> timedelta:
+        return timedelta(hours=self.duration_hours)
+
+    def ordered_specs(self) -> list:
+        return [choice.spec for choice in self.spec_choices.select_related("spec")]
+
+
+class JobSpecChoice(models.Model):
+    """One of the job's alternative specs (SPEC J9): the first that fits wins."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="spec_choices")
+    spec = models.ForeignKey("resources.NodeSpec", on_delete=models.PROTECT, related_name="+")
+    order = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["order"]
+        constraints = [models.UniqueConstraint(fields=["job", "spec"], name="job_spec_once")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}: {self.spec_id}"
+
+
+class SubTask(models.Model):
+    """One sub-task of a batch job (SPEC J3): its own algorithm and command."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="subtasks")
+    index = models.PositiveSmallIntegerField()
+    algorithm = models.ForeignKey(
+        "resources.Algorithm", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    algorithm_read_only = models.BooleanField(default=True)
+    command = models.TextField()
+
+    class Meta:
+        ordering = ["index"]
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="subtask_index")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}-{self.index}"
+
+    @property
+    def output_dir(self) -> str:
+        return f"{self.job.name}-{self.index}"
+
+
+class JobDataset(models.Model):
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="datasets")
+    version = models.ForeignKey(
+        "resources.DatasetVersion", on_delete=models.PROTECT, related_name="+"
+    )
+    read_only = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return f"{self.version_id} ({'ro' if self.read_only else 'rw'})"
+
+
+class JobAnnotation(models.Model):
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="annotations")
+    version = models.ForeignKey(
+        "resources.AnnotationVersion", on_delete=models.PROTECT, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return str(self.version_id)
+
+
+class JobModel(models.Model):
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="models")
+    version = models.ForeignKey(
+        "resources.ModelVersion", on_delete=models.PROTECT, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return str(self.version_id)
+
+
+class JobVolume(models.Model):
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="volumes")
+    volume = models.ForeignKey("resources.Volume", on_delete=models.PROTECT, related_name="+")
+
+    def __str__(self) -> str:
+        return str(self.volume_id)

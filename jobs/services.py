@@ -1,0 +1,117 @@
+"""Creating jobs and turning existing ones back into form data (clone, dev environments)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from jobs import hooks, lifecycle, permissions
+from jobs.forms import rows
+from jobs.models import (
+    Job,
+    JobAnnotation,
+    JobDataset,
+    JobModel,
+    JobSpecChoice,
+    JobType,
+    JobVolume,
+    SubTask,
+)
+
+JOB_FIELDS = (
+    "name", "others_access", "job_type", "priority", "mode", "node_count", "ps_count",
+    "driver_version", "pool", "image", "output_path", "graceful_shutdown_seconds",
+    "resume_enabled", "elastic_scale_up", "fault_restart_enabled", "data_prep", "debug_terminal",
+    "duration_hours", "lifecycle_before_start", "lifecycle_after_stop",
+)  # fmt: skip
+
+
+@transaction.atomic
+def create_job(data: dict, *, user, project, form, cloned_from: Job | None = None) -> Job:
+    """Save a job from a valid form's cleaned data; it starts queued, with a first event."""
+    job = Job(owner=user, project=project, cloned_from=cloned_from)
+    for name in JOB_FIELDS:
+        setattr(job, name, data.get(name))
+    job.ps_count = data.get("ps_count") or 0
+    job.node_names = [node.name for node in data.get("node_names") or []]
+    job.max_resumes = (data.get("max_resumes") or 0) if job.resume_enabled else 0
+    job.elastic_min_nodes = data.get("elastic_min_nodes") if data.get("elastic") else None
+    job.elastic_scale_up = bool(data.get("elastic") and data.get("elastic_scale_up"))
+    if data.get("perf_detection"):
+        job.perf_threshold, job.perf_policy = data.get("perf_threshold"), data.get("perf_policy")
+    job.max_restarts = (data.get("max_restarts") or 0) if job.fault_restart_enabled else 0
+    if job.job_type == JobType.REGULAR:
+        job.algorithm = data.get("algorithm")
+        job.algorithm_read_only = bool(data.get("algorithm_read_only"))
+        job.command = data.get("command", "")
+    job.save()
+    JobSpecChoice.objects.bulk_create(
+        JobSpecChoice(job=job, spec=spec, order=i) for i, spec in enumerate(data["specs"])
+    )
+    if job.job_type == JobType.BATCH:
+        SubTask.objects.bulk_create(
+            SubTask(
+                job=job,
+                index=i,
+                algorithm=data.get(rows.SUBTASKS.name(i, "algorithm")),
+                algorithm_read_only=bool(data.get(rows.SUBTASKS.name(i, "algorithm_read_only"))),
+                command=data.get(rows.SUBTASKS.name(i, "command"), "").strip(),
+            )
+            for i in range(form.subtask_count)
+        )
+    JobDataset.objects.bulk_create(
+        JobDataset(
+            job=job,
+            version=data[rows.DATASETS.name(i, "version")],
+            read_only=bool(data.get(rows.DATASETS.name(i, "read_only"))),
+        )
+        for i in range(form.dataset_count)
+    )
+    JobAnnotation.objects.bulk_create(
+        JobAnnotation(job=job, version=v) for v in data.get("annotations") or []
+    )
+    JobModel.objects.bulk_create(JobModel(job=job, version=v) for v in data.get("models") or [])
+    JobVolume.objects.bulk_create(JobVolume(job=job, volume=v) for v in data.get("volumes") or [])
+    permissions.grant(job)
+    lifecycle.record(
+        job, _("Submitted by %(user)s: waiting in the queue.") % {"user": user}, actor=user
+    )
+    transaction.on_commit(hooks.queue_changed)
+    return job
+
+
+def initial_from_job(job: Job) -> dict:
+    """The form's data for a copy of ``job`` (clone, SPEC O3)."""
+    initial = {name: getattr(job, name) for name in JOB_FIELDS}
+    for name in ("driver_version", "pool", "image"):
+        initial[name] = getattr(job, f"{name}_id")
+    initial.update(
+        name=f"{job.name}-copy"[:40],
+        algorithm=job.algorithm_id,
+        algorithm_read_only=job.algorithm_read_only,
+        command=job.command,
+        specs=[choice.spec_id for choice in job.spec_choices.all()],
+        node_names=list(job.node_names),
+        max_resumes=job.max_resumes or None,
+        elastic=job.elastic_min_nodes is not None,
+        elastic_min_nodes=job.elastic_min_nodes,
+        perf_detection=job.perf_threshold is not None,
+        perf_threshold=job.perf_threshold,
+        perf_policy=job.perf_policy,
+        max_restarts=job.max_restarts or None,
+        annotations=[a.version_id for a in job.annotations.all()],
+        models=[m.version_id for m in job.models.all()],
+        volumes=[v.volume_id for v in job.volumes.all()],
+    )
+    subtasks = list(job.subtasks.all())
+    initial[rows.SUBTASKS.count_field()] = len(subtasks) if subtasks else rows.SUBTASKS.minimum
+    for task in subtasks:
+        initial[rows.SUBTASKS.name(task.index, "algorithm")] = task.algorithm_id
+        initial[rows.SUBTASKS.name(task.index, "algorithm_read_only")] = task.algorithm_read_only
+        initial[rows.SUBTASKS.name(task.index, "command")] = task.command
+    datasets = list(job.datasets.all())
+    initial[rows.DATASETS.count_field()] = len(datasets)
+    for i, mount in enumerate(datasets):
+        initial[rows.DATASETS.name(i, "version")] = mount.version_id
+        initial[rows.DATASETS.name(i, "read_only")] = mount.read_only
+    return initial

@@ -1,0 +1,43 @@
+"""/jobs/<id>/: configuration, /workspace layout, effective launch, events."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+
+from console import limits
+from console.htmx import render_page
+from jobs import launching
+from jobs.models import Job, Priority
+from jobs.permissions import get_job_for_user
+from jobs.workspace import job_mounts
+
+DETAIL_QUERYSET = Job.objects.select_related(
+    "owner", "project", "image", "algorithm", "driver_version", "pool", "spec"
+).prefetch_related("spec_choices__spec__accelerator_model", "subtasks__algorithm")
+
+
+@require_GET
+@login_required
+def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    job, may_change = get_job_for_user(request.user, pk, queryset=DETAIL_QUERYSET)
+    priorities = [
+        (value, label)
+        for value, label in Priority.choices
+        if value != Priority.VERY_URGENT or request.user.is_staff
+    ]
+    return render_page(
+        request,
+        "jobs/job_detail.html",
+        {
+            "job": job,
+            "may_change": may_change,
+            "specs": [choice.spec for choice in job.spec_choices.all()],
+            "mounts": job_mounts(job),
+            "launch": launching.effective_launch(job),
+            "events": job.events.select_related("actor").order_by("-at", "-id")[:200],
+            "durations": limits.current().durations_hours,
+            "priorities": priorities,
+        },
+    )

@@ -1,0 +1,111 @@
+"""/jobs/new/: the job form, its live refresh, clone (O3) and a job from a dev env (O8)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.forms.utils import ErrorDict
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from console import limits
+from console.htmx import render_page
+from jobs.forms.job import JobForm
+from jobs.forms.rows import apply_row_action
+from jobs.models import DevEnvironment
+from jobs.permissions import get_job_for_user
+from jobs.services import create_job, initial_from_job
+
+
+def defaults(request: HttpRequest) -> dict:
+    offered = limits.current().durations_hours
+    return {
+        "output_path": f"outputs/{request.user.get_username()}",
+        "duration_hours": next((h for h in offered if h >= 24), offered[-1]),
+        "graceful_shutdown_seconds": 30,
+        "node_count": 1,
+        "ps_count": 0,
+        "algorithm_read_only": True,
+    }
+
+
+def _quiet(form: JobForm) -> JobForm:
+    """A bound form shown again without validating it (a refresh, not a submit)."""
+    form._errors = ErrorDict()
+    form.cleaned_data = {}
+    return form
+
+
+def _render(request, form, *, status=200, fragment="content", cloned_from=None):
+    return render_page(
+        request,
+        "jobs/job_form.html",
+        {"form": form, "cloned_from": cloned_from},
+        fragment=fragment,
+        status=status,
+    )
+
+
+def _form_page(request: HttpRequest, initial: dict, cloned_from=None) -> HttpResponse:
+    user, project = request.user, request.project
+    if request.method == "POST":
+        action = request.POST.get("row_action")
+        if action:
+            # Without JavaScript the row buttons submit the whole form: show it again.
+            data = apply_row_action(request.POST, action)
+            return _render(request, _quiet(JobForm(data, user=user, project=project)))
+        form = JobForm(request.POST, user=user, project=project)
+        if form.is_valid():
+            job = create_job(
+                form.cleaned_data, user=user, project=project, form=form, cloned_from=cloned_from
+            )
+            messages.success(request, _("Job %(name)s is queued.") % {"name": job.name})
+            return redirect(job)
+        messages.error(request, _("The job was not created: see the fields marked below."))
+        return _render(request, form, status=422, cloned_from=cloned_from)
+    return _render(
+        request, JobForm(initial=initial, user=user, project=project), cloned_from=cloned_from
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def job_new(request: HttpRequest) -> HttpResponse:
+    return _form_page(request, defaults(request))
+
+
+@require_POST
+@login_required
+def job_form_refresh(request: HttpRequest) -> HttpResponse:
+    """htmx: the form body again, with the dependent parts for what is typed now."""
+    data = apply_row_action(request.POST, request.POST.get("row_action", ""))
+    form = _quiet(JobForm(data, user=request.user, project=request.project))
+    return _render(request, form, fragment="form_body")
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def job_clone(request: HttpRequest, pk: int) -> HttpResponse:
+    job, _may_change = get_job_for_user(request.user, pk)
+    return _form_page(request, {**defaults(request), **initial_from_job(job)}, cloned_from=job)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def job_from_devenv(request: HttpRequest, pk: int) -> HttpResponse:
+    env = get_object_or_404(DevEnvironment, pk=pk, owner=request.user)
+    initial = {
+        **defaults(request),
+        "name": env.name,
+        "image": env.image_id,
+        "specs": [env.spec_id],
+        "algorithm": env.algorithm_id,
+        "command": env.command,
+        "dataset_count": env.dataset_versions.count(),
+    }
+    for i, version in enumerate(env.dataset_versions.all()):
+        initial[f"dataset_{i}_version"] = version.pk
+        initial[f"dataset_{i}_read_only"] = True
+    return _form_page(request, initial)

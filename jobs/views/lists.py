@@ -1,0 +1,94 @@
+"""/jobs/: the job list with search (O1), the batch view, and bulk delete (O5)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db.models import Exists, OuterRef
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_GET, require_POST
+from django_tables2 import RequestConfig
+
+from console.htmx import render_page
+from jobs import operations
+from jobs.filtersets import JobFilter
+from jobs.models import Job, JobGroupObjectPermission, JobSpecChoice, JobType
+from jobs.tables import JobTable
+
+PER_PAGE = 25
+
+
+def annotated_jobs(user):
+    """Visible jobs with, in the same query, their spec names and whether the user may
+    change them: the list costs the same few queries whatever the page size."""
+    jobs = Job.objects.visible_to(user).select_related("owner", "project")
+    specs = JobSpecChoice.objects.filter(job=OuterRef("pk")).order_by("order").values("spec__name")
+    if user.is_staff:
+        from django.db.models import Value
+
+        may_change = Value(True)
+    else:
+        may_change = Exists(
+            JobGroupObjectPermission.objects.filter(
+                content_object=OuterRef("pk"), group__user=user, permission__codename="change_job"
+            )
+        )
+    return jobs.annotate(spec_names=ArraySubquery(specs), shared_change=may_change)
+
+
+@require_GET
+@login_required
+def job_list(request: HttpRequest) -> HttpResponse:
+    jobs = annotated_jobs(request.user)
+    filters = JobFilter(request.GET, queryset=jobs, user=request.user)
+    table = JobTable(filters.qs)
+    RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
+    for row in table.page.object_list:
+        job = row.record
+        job.may_change = job.shared_change or job.owner_id == request.user.pk
+    batch = request.GET.get("job_type") == JobType.BATCH
+    return render_page(
+        request,
+        "jobs/job_list.html",
+        {"table": table, "filter": filters, "batch": batch},
+        fragment="results",
+    )
+
+
+@require_POST
+@login_required
+def bulk_delete(request: HttpRequest) -> HttpResponse:
+    ids = [int(value) for value in request.POST.getlist("ids") if value.isdigit()]
+    jobs = list(annotated_jobs(request.user).filter(pk__in=ids))
+    allowed = [j for j in jobs if j.shared_change or j.owner_id == request.user.pk]
+    refused = len(ids) - len(allowed)
+    if not allowed:
+        messages.error(request, _("Tick the jobs to delete first (only jobs you may change)."))
+        return redirect("job_list")
+    if request.POST.get("confirm") != "yes":
+        return render_page(
+            request,
+            "jobs/confirm_bulk_delete.html",
+            {"jobs": allowed, "refused": refused},
+        )
+    for job in allowed:
+        operations.delete(job, request.user)
+    messages.success(
+        request,
+        ngettext("Deleted %(n)d job.", "Deleted %(n)d jobs.", len(allowed)) % {"n": len(allowed)},
+    )
+    if refused:
+        messages.warning(
+            request,
+            ngettext(
+                "%(n)d job was left alone: you may not delete it.",
+                "%(n)d jobs were left alone: you may not delete them.",
+                refused,
+            )
+            % {"n": refused},
+        )
+    return redirect("job_list")

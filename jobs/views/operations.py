@@ -1,0 +1,104 @@
+"""Operations on one job, each behind a confirmation (SPEC O3–O8)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from console.htmx import render_page
+from jobs import operations
+from jobs.models import DevEnvironment
+from jobs.permissions import get_job_for_user
+
+
+def _confirm(request, job, action: str, **context) -> HttpResponse:
+    return render_page(request, "jobs/confirm.html", {"job": job, "action": action, **context})
+
+
+def _done(request, job, text: str) -> HttpResponse:
+    messages.success(request, text)
+    return redirect(job)
+
+
+def _refused(request, job, exc: operations.NotApplicable) -> HttpResponse:
+    messages.error(request, str(exc))
+    return redirect(job)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
+    job, _may = get_job_for_user(request.user, pk, change=True)
+    if request.method == "GET":
+        return _confirm(request, job, "stop")
+    try:
+        operations.stop(job, request.user)
+    except operations.NotApplicable as exc:
+        return _refused(request, job, exc)
+    return _done(request, job, _("Stopping %(name)s.") % {"name": job.name})
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def job_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    job, _may = get_job_for_user(request.user, pk, change=True)
+    if request.method == "GET":
+        return _confirm(request, job, "delete")
+    name = job.name
+    operations.delete(job, request.user)
+    messages.success(request, _("Deleted %(name)s.") % {"name": name})
+    return redirect("job_list")
+
+
+@require_http_methods(["POST"])
+@login_required
+def job_duration(request: HttpRequest, pk: int) -> HttpResponse:
+    job, _may = get_job_for_user(request.user, pk, change=True)
+    try:
+        hours = int(request.POST.get("hours", ""))
+        operations.adjust_duration(job, hours, request.user)
+    except ValueError:
+        return _refused(request, job, operations.NotApplicable(_("Enter a whole number of hours.")))
+    except operations.NotApplicable as exc:
+        return _refused(request, job, exc)
+    return _done(request, job, _("Duration is now %(n)s hours.") % {"n": hours})
+
+
+@require_http_methods(["POST"])
+@login_required
+def job_priority(request: HttpRequest, pk: int) -> HttpResponse:
+    job, _may = get_job_for_user(request.user, pk, change=True)
+    try:
+        operations.adjust_priority(job, int(request.POST.get("priority", "")), request.user)
+    except ValueError:
+        return _refused(request, job, operations.NotApplicable(_("Pick a priority.")))
+    except operations.NotApplicable as exc:
+        return _refused(request, job, exc)
+    return _done(request, job, _("Priority is now %(p)s.") % {"p": job.get_priority_display()})
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def job_devenv(request: HttpRequest, pk: int) -> HttpResponse:
+    job, _may = get_job_for_user(request.user, pk)
+    if request.method == "GET":
+        return _confirm(request, job, "devenv", suggested=f"{job.name}-dev"[:40])
+    name = request.POST.get("name", "").strip()[:40] or f"{job.name}-dev"[:40]
+    env = operations.devenv_from_job(job, request.user, name)
+    messages.success(request, _("Development environment %(name)s created.") % {"name": name})
+    return redirect(env)
+
+
+@require_http_methods(["GET"])
+@login_required
+def devenv_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    env = get_object_or_404(
+        DevEnvironment.objects.select_related("image", "spec", "algorithm", "from_job"),
+        pk=pk,
+        owner=request.user,
+    )
+    return render_page(request, "jobs/devenv_detail.html", {"env": env})

@@ -1,0 +1,107 @@
+"""Demo catalog: a few datasets, annotations, algorithms, models and volumes (idempotent).
+
+Called by ``resources.demo.seed``. Every folder a job would mount is created under the storage
+root with a README, so that a demo job can mount it straight away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+README = (
+    "Demo {kind} “{label}” of the training console.\n"
+    "Its owner and the people it is shared with mount this folder in their jobs.\n"
+)
+
+# kind, owner, name, project, storage path, others' access, versions, other fields
+ITEMS = [
+    ("dataset", "alice", "cifar10", "vision", "datasets/alice/cifar10", "read_only",
+     ["v1", "v2"], {"description": "60,000 32x32 colour images in 10 classes."}),
+    ("dataset", "bob", "imagenet-mini", "vision", "datasets/bob/imagenet-mini", "read_only",
+     ["v1"], {"description": "A 100-class sample of ImageNet."}),
+    ("annotation dataset", "alice", "cifar10-labels", "vision",
+     "annotations/alice/cifar10-labels", "read_only", ["v1"],
+     {"description": "Class labels of cifar10."}),
+    ("algorithm", "alice", "resnet-train", "vision", "algorithms/alice/resnet-train",
+     "read_only", [], {"description": "Trains a ResNet on an image dataset."}),
+    ("algorithm", "admin", "ddp-sample", None, "algorithms/ddp-sample", "read_only", [],
+     {"description": "A PyTorch DistributedDataParallel example for every user."}),
+    ("model", "admin", "resnet50", None, "models/pretrained/resnet50", "read_only", ["v1"],
+     {"kind": "pretrained", "description": "ResNet-50 pretrained on ImageNet."}),
+    ("model", "alice", "cifar-resnet", "vision", "models/alice/cifar-resnet", "read_only",
+     ["v1"], {"kind": "private", "description": "ResNet-18 trained on cifar10 v2."}),
+    ("volume", "alice", "scratch", "vision", "volumes/alice/scratch", "none", [],
+     {"size_gib": 20, "description": "alice's scratch space: caches and checkpoints."}),
+    ("volume", "bob", "team-share", "vision", "volumes/vision/team-share", "read_write", [],
+     {"size_gib": 100, "description": "Shared by the Vision team: everyone may write here."}),
+]  # fmt: skip
+FAVOURITES = [("alice", "dataset", "imagenet-mini", "bob")]  # who, kind, name, owner
+
+
+def _models() -> dict:
+    from resources.models import (
+        Algorithm,
+        AnnotationSet,
+        AnnotationVersion,
+        Dataset,
+        DatasetVersion,
+        ModelVersion,
+        TrainedModel,
+        Volume,
+    )
+
+    # kind: (item model, version model, the version's key to its item)
+    return {
+        "dataset": (Dataset, DatasetVersion, "dataset"),
+        "annotation dataset": (AnnotationSet, AnnotationVersion, "annotation_set"),
+        "algorithm": (Algorithm, None, ""),
+        "model": (TrainedModel, ModelVersion, "model"),
+        "volume": (Volume, None, ""),
+    }
+
+
+def _write_folders(folders: list[tuple[str, str]], log: Callable[[str], object]) -> None:
+    from resources.mounts import storage_source
+
+    for path, text in folders:
+        try:
+            folder = storage_source(path)
+            folder.mkdir(parents=True, exist_ok=True)
+            readme = folder / "README.txt"
+            if not readme.exists():  # someone may have edited it since: leave it
+                readme.write_text(text, encoding="utf-8")
+        except OSError as error:
+            # The rows are what matters; a read-only storage root must not stop the seed.
+            log(f"Demo catalog: could not prepare {path} under the storage root ({error})")
+            return
+
+
+def seed(log: Callable[[str], object], users: dict, projects: dict) -> None:
+    models = _models()
+    items = {}
+    folders: list[tuple[str, str]] = []
+    for kind, owner, name, project, path, access, versions, fields in ITEMS:
+        model, version_model, parent = models[kind]
+        item, _created = model.objects.get_or_create(
+            owner=users[owner],
+            name=name,
+            defaults={
+                "project": projects[project] if project else None,
+                "path": path,
+                "others_access": access,
+                **fields,
+            },
+        )
+        items[kind, owner, name] = item
+        if version_model is None:
+            folders.append((item.path, README.format(kind=kind, label=name)))
+        for version_name in versions:
+            version, _created = version_model.objects.get_or_create(
+                **{parent: item}, name=version_name, defaults={"path": f"{path}/{version_name}"}
+            )
+            label = f"{name} {version_name}"
+            folders.append((version.path, README.format(kind=kind, label=label)))
+    for who, kind, name, owner in FAVOURITES:
+        items[kind, owner, name].favourited_by.add(users[who])
+    _write_folders(folders, log)
+    log(f"Demo catalog: {len(ITEMS)} items, {len(folders)} folders to mount")

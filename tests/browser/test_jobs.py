@@ -1,0 +1,97 @@
+"""Creating and managing jobs in the browser."""
+
+import io
+import re
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from jobs.models import Job
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def demo(settings):
+    settings.DEMO_MODE = True
+    call_command("seed_demo", stdout=io.StringIO())
+
+
+def log_in(page, username):
+    page.log_in(username, "demo")
+    page.page.wait_for_url(re.compile(r"/$"))
+
+
+def test_create_a_job_fixing_a_command(page, demo):
+    log_in(page, "alice")
+    page.goto("/jobs/new/")
+    p = page.page
+    page.shot("job-form-empty")
+    p.fill("#id_name", "my-first-job")
+    p.select_option("#id_algorithm", label="resnet-train")
+    p.fill("#id_command", "EPOCHS=3 python3 train.py")
+    p.locator("[data-testid=spec-choices] .form-check", has_text="gpu-1").locator("input").check()
+    p.select_option("#id_image", label="pytorch-2")
+    page.shot("job-form")
+    p.click("[data-testid=create]")
+    error = p.locator("#id_command + .invalid-feedback")
+    assert 'bash -c "EPOCHS=3 python3 train.py"' in error.inner_text()
+    assert p.input_value("#id_name") == "my-first-job"
+    assert p.locator("[data-testid=spec-choices] input:checked").count() == 1
+    page.errors.clear()
+    page.shot("job-form-error")
+    p.fill("#id_command", 'bash -c "EPOCHS=3 python3 train.py"')
+    p.click("[data-testid=create]")
+    p.wait_for_url(re.compile(r"/jobs/\d+/$"))
+    assert "Job my-first-job is queued." in p.locator("#messages").inner_text()
+    assert "/workspace/algorithm" in p.locator("[data-testid=workspace]").inner_text()
+    page.shot("job-detail")
+    assert Job.objects.get(name="my-first-job").status == "queued"
+
+
+def test_batch_rows_and_resume_options_appear_without_losing_input(page, demo):
+    log_in(page, "alice")
+    page.goto("/jobs/new/")
+    p = page.page
+    p.fill("#id_name", "sweep")
+    p.check("input[name=job_type][value=batch]")
+    p.wait_for_selector("[data-testid=subtask-row]")
+    assert p.locator("[data-testid=subtask-row]").count() == 2
+    p.fill("#id_subtask_0_command", "python a.py")
+    p.click("button[value=add_subtask]")
+    expect(p.locator("[data-testid=subtask-row]")).to_have_count(3)
+    assert p.input_value("#id_subtask_0_command") == "python a.py"
+    assert p.input_value("#id_name") == "sweep"
+    p.check("#id_resume_enabled")
+    p.wait_for_selector("[data-testid=resume-options]")
+    page.shot("job-form-batch")
+
+
+def test_list_search_and_operations(page, demo):
+    log_in(page, "alice")
+    page.goto("/jobs/")
+    p = page.page
+    assert p.locator("[data-testid=job-table] tbody tr").count() == 4
+    page.shot("job-list")
+    p.fill("#id_name", "resnet")
+    expect(p.locator("[data-testid=job-table] tbody tr")).to_have_count(2)
+    page.goto(f"/jobs/{Job.objects.get(name='sweep-large').pk}/")
+    p.select_option("#priority", "1")
+    p.click("text=Adjust priority")
+    assert "Priority is now Urgent." in p.locator("#messages").inner_text()
+    p.click("[data-testid=job-actions] >> text=Stop")
+    p.click("text=Stop the job")
+    assert Job.objects.get(name="sweep-large").status == "stopped"
+    page.shot("job-stopped")
+
+
+def test_read_only_member_sees_but_cannot_act(page, demo):
+    log_in(page, "bob")
+    job = Job.objects.get(name="resnet-ddp")
+    page.goto(f"/jobs/{job.pk}/")
+    actions = page.page.locator("[data-testid=job-actions]").inner_text()
+    assert "Clone" in actions and "Stop" not in actions
+    response = page.goto(f"/jobs/{job.pk}/stop/")
+    assert response.status == 403
+    page.errors.clear()

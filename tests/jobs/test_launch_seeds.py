@@ -1,0 +1,418 @@
+"""Golden tests: every launch example of the seed documents, reproduced with our hostnames.
+
+Seed 000 is the product document (Horovod/MPI, TensorFlow, PyTorch, DeepSpeed, single node),
+seed 001 the TensorFlow PS/worker peer, seed 002 the MPI peer. Where a seed shows a
+placeholder (``server1``, ``${PS_HOST}``, ``${master address}``) our stable hostname
+``demo-worker-0`` etc. takes its place.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from jobs.launch import LaunchRequest, plan, port_for
+from jobs.launch.commands import split_command
+
+JOB = "demo"
+TRAIN = "python /workspace/algorithm/train.py"
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: str
+    target: str
+    read_only: bool = False
+
+
+def make(mode: str, command: str = TRAIN, **overrides) -> LaunchRequest:
+    fields = {
+        "job_name": JOB,
+        "mode": mode,
+        "command": command,
+        "cpu_millicores": 8000,
+        "memory_mib": 32768,
+        "port": 2222,
+        "node_count": 2,
+        "boards": 4,
+    }
+    fields.update(overrides)
+    return LaunchRequest(**fields)
+
+
+def one_line(seed_text: str) -> str:
+    """A seed's multi-line command as one line (its `` \\`` continuations joined)."""
+    return " ".join(split_command(seed_text))
+
+
+# --- seed 000: Horovod / MPI ----------------------------------------------------------------
+
+
+class TestSeed000Horovod:
+    def test_openmpi_hostfile_of_a_2_node_4_board_job(self):
+        for replica in plan(make("mpi")).replicas:
+            # seed: "server1 slots=4 server2 slots=4"
+            assert replica.files["/etc/mpi/hostfile"] == (
+                "demo-worker-0 slots=4\ndemo-worker-1 slots=4\n"
+            )
+            assert replica.env["OMPI_MCA_orte_default_hostfile"] == "/etc/mpi/hostfile"
+
+    def test_cpu_spec_has_one_slot_per_node(self):
+        replica = plan(make("mpi", boards=0)).replicas[0]
+        hostfile = replica.files["/etc/mpi/hostfile"]
+        assert hostfile == "demo-worker-0 slots=1\ndemo-worker-1 slots=1\n"
+        assert replica.files["/etc/mpi/mpich_hostfile"] == "demo-worker-0:1\ndemo-worker-1:1\n"
+
+    def test_mpich_hostfile_and_hydra_variables(self):
+        for replica in plan(make("mpi")).replicas:
+            # seed: "server1:4 server2:4"
+            assert replica.files["/etc/mpi/mpich_hostfile"] == "demo-worker-0:4\ndemo-worker-1:4\n"
+            assert replica.env["HYDRA_HOST_FILE"] == "/etc/mpi/mpich_hostfile"
+            assert replica.env["HYDRA_IFACE"] == "eth0"
+
+    # The seed prints the result with /workspace/test/train.py although the user typed
+    # /workspace/algorithm/train.py: a slip of the document; the command is kept as typed.
+    SEED_4X4 = """mpirun \\
+--allow-run-as-root \\
+-np 16 \\
+-bind-to none -map-by slot \\
+-x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x PATH \\
+-mca pml ob1 -mca btl ^openib \\
+python /workspace/algorithm/train.py"""
+
+    def test_a_4_node_4_board_job_gets_the_mpirun_prefix(self):
+        worker0 = plan(make("mpi", node_count=4, boards=4)).replicas[0]
+        assert list(worker0.argv) == split_command(self.SEED_4X4)
+        assert worker0.display_command() == (
+            "mpirun --allow-run-as-root -np 16 -bind-to none -map-by slot -x NCCL_DEBUG=INFO "
+            "-x LD_LIBRARY_PATH -x PATH -mca pml ob1 -mca btl ^openib "
+            "python /workspace/algorithm/train.py"
+        )
+        assert worker0.display_command() == one_line(self.SEED_4X4)
+
+    SEED_USER_MPIRUN = """mpirun -np 16 \\
+-bind-to none -map-by slot \\
+-x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x PATH \\
+-x NCCL_SOCKET_IFNAME=^lo,docker0 \\
+-mca pml ob1 -mca btl ^openib \\
+-mca btl_tcp_if_exclude lo,docker0 \\
+python /workspace/algorithm/train.py"""
+
+    def test_a_command_with_mpirun_is_left_alone(self):
+        launch = plan(make("mpi", self.SEED_USER_MPIRUN, node_count=4, boards=4))
+        worker0 = launch.replicas[0]
+        assert list(worker0.argv) == split_command(self.SEED_USER_MPIRUN)
+        assert worker0.display_command() == one_line(self.SEED_USER_MPIRUN)
+        # "no need for -H or -hostfile": the hostfile variables do that.
+        assert "-hostfile" not in worker0.argv
+        assert "-H" not in worker0.argv
+        assert worker0.env["OMPI_MCA_orte_default_hostfile"] == "/etc/mpi/hostfile"
+
+    def test_only_worker_0_runs_the_entry_command(self):
+        launch = plan(make("mpi", node_count=4))
+        assert [r.runs_entry for r in launch.replicas] == [True, False, False, False]
+        assert [r.argv for r in launch.replicas[1:]] == [(), (), ()]
+        assert [r.awaited for r in launch.replicas] == [True, False, False, False]
+        assert launch.wait_for_peers
+
+
+# --- seed 000: TensorFlow -------------------------------------------------------------------
+
+
+class TestSeed000TensorFlow:
+    def test_ps_worker_tf_config_shapes(self):
+        launch = plan(make("tensorflow", node_count=1, ps_count=1, port=5042))
+        ps = json.loads(launch.replica("ps", 0).env["TF_CONFIG"])
+        worker = json.loads(launch.replica("worker", 0).env["TF_CONFIG"])
+        cluster = {"ps": ["demo-ps-0:5042"], "worker": ["demo-worker-0:5042"]}
+        assert ps == {
+            "cluster": cluster,
+            "task": {"type": "ps", "index": 0},
+            "environment": "cloud",
+        }
+        assert worker == {
+            "cluster": cluster,
+            "task": {"type": "worker", "index": 0},
+            "environment": "cloud",
+        }
+        # Same key order as the seed prints.
+        assert list(ps) == ["cluster", "task", "environment"]
+        assert list(ps["cluster"]) == ["ps", "worker"]
+
+    def test_allreduce_tf_config_has_workers_only(self):
+        launch = plan(make("tensorflow", node_count=2, ps_count=0, port=5042))
+        for index, replica in enumerate(launch.replicas):
+            assert json.loads(replica.env["TF_CONFIG"]) == {
+                "cluster": {"worker": ["demo-worker-0:5042", "demo-worker-1:5042"]},
+                "task": {"type": "worker", "index": index},
+                "environment": "cloud",
+            }
+            assert "TF_PS_HOSTS" not in replica.env
+
+    def test_every_node_runs_the_command_as_typed(self):
+        launch = plan(make("tensorflow", node_count=2, ps_count=1))
+        assert {r.argv for r in launch.replicas} == {("python", "/workspace/algorithm/train.py")}
+
+
+# --- seed 001: TensorFlow on the PS/worker peer -----------------------------------------------
+
+
+class TestSeed001TensorFlow:
+    # Seed 001's distributed start command, which a user may type as their run command.
+    SEED_COMMAND = (
+        'python --task_index "$VC_TASK_INDEX" --ps_hosts "$TF_PS_HOSTS" '
+        '--worker_hosts "$TF_WORKER_HOSTS" --job_name "$MA_TASK_NAME" '
+        "/workspace/algorithm/train.py --epochs 5"
+    )
+
+    def test_seed_variables_and_its_command(self):
+        port = port_for(42)
+        launch = plan(make("tensorflow", self.SEED_COMMAND, ps_count=2, port=port))
+        ps_hosts = f"demo-ps-0:{port},demo-ps-1:{port}"
+        worker_hosts = f"demo-worker-0:{port},demo-worker-1:{port}"
+        ps1 = launch.replica("ps", 1)
+        assert ps1.env["TF_PS_HOSTS"] == ps_hosts
+        assert ps1.env["TF_WORKER_HOSTS"] == worker_hosts
+        assert ps1.env["VC_TASK_INDEX"] == "1"
+        assert ps1.env["MA_TASK_NAME"] == "ps"
+        assert list(ps1.argv) == [
+            "python",
+            "--task_index",
+            "1",
+            "--ps_hosts",
+            ps_hosts,
+            "--worker_hosts",
+            worker_hosts,
+            "--job_name",
+            "ps",
+            "/workspace/algorithm/train.py",
+            "--epochs",
+            "5",
+        ]
+        assert launch.replica("worker", 0).argv[2] == "0"
+
+    def test_ports_come_from_5000_to_10000(self):
+        assert all(5000 <= port_for(job_id) <= 10000 for job_id in range(20000))
+        port = port_for(123456)
+        launch = plan(make("tensorflow", ps_count=1, port=port))
+        cluster = json.loads(launch.replicas[0].env["TF_CONFIG"])["cluster"]
+        assert {address.rsplit(":", 1)[1] for group in cluster.values() for address in group} == {
+            str(port)
+        }
+
+    def test_the_ps_gets_cpu_and_memory_only(self):
+        # Seed 001's 8-board, 72-core, 512 GB spec: the PS gets no boards. Its CPU and memory
+        # come from the admin PS spec (SPEC J15), and the worker keeps the spec it asked for.
+        launch = plan(
+            make(
+                "tensorflow",
+                node_count=1,
+                boards=8,
+                cpu_millicores=72000,
+                memory_mib=512 * 1024,
+                ps_count=1,
+                ps_cpu_millicores=1000,
+                ps_memory_mib=1024,
+            )
+        )
+        ps, worker = launch.replica("ps", 0), launch.replica("worker", 0)
+        assert (ps.cpu_millicores, ps.memory_mib, ps.boards) == (1000, 1024, 0)
+        assert (worker.cpu_millicores, worker.memory_mib, worker.boards) == (72000, 524288, 8)
+        assert (ps.awaited, worker.awaited) == (False, True)
+
+
+# --- seed 000: PyTorch ----------------------------------------------------------------------
+
+
+class TestSeed000PyTorch:
+    SEED_MASTER = """python \\
+-m torch.distributed.launch \\
+--nproc_per_node=4 --nnodes=2 \\
+--node_rank=0 \\
+--master_addr=localhost --master_port=2222 \\
+/workspace/algorithm/train.py"""
+    SEED_WORKER = """python \\
+-m torch.distributed.launch \\
+--nproc_per_node=4 --nnodes=2 \\
+--node_rank=1 \\
+--master_addr=${master address} --master_port=2222 \\
+/workspace/algorithm/train.py""".replace("${master address}", "demo-worker-0")
+
+    def test_a_2_node_4_board_job_is_wrapped(self):
+        master, worker = plan(make("pytorch")).replicas
+        assert list(master.argv) == split_command(self.SEED_MASTER)
+        assert list(worker.argv) == split_command(self.SEED_WORKER)
+        assert master.display_command() == (
+            "python -m torch.distributed.launch --nproc_per_node=4 --nnodes=2 --node_rank=0 "
+            "--master_addr=localhost --master_port=2222 /workspace/algorithm/train.py"
+        )
+
+    def test_the_variables(self):
+        master, worker = plan(make("pytorch")).replicas
+        assert {k: master.env[k] for k in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE")} == {
+            "MASTER_ADDR": "localhost",
+            "MASTER_PORT": "2222",
+            "WORLD_SIZE": "2",
+        }
+        assert (master.env["RANK"], worker.env["RANK"]) == ("0", "1")
+        assert worker.env["MASTER_ADDR"] == "demo-worker-0"
+        assert master.env["SLOTS"] == worker.env["SLOTS"] == "4"
+        assert plan(make("pytorch", boards=0)).replicas[0].env["SLOTS"] == "1"
+
+    SEED_TORCHRUN = """torchrun \\
+--nnodes ${WORLD_SIZE} \\
+--nproc_per_node ${SLOTS} \\
+--node_rank ${RANK} \\
+--master_addr ${MASTER_ADDR} \\
+--master_port ${MASTER_PORT} \\
+/workspace/algorithm/train.py"""
+
+    def test_torchrun_is_left_alone(self):
+        master, worker = plan(make("pytorch", self.SEED_TORCHRUN)).replicas
+        # As typed, the variables filled in as the shell would.
+        assert worker.display_command() == (
+            "torchrun --nnodes 2 --nproc_per_node 4 --node_rank 1 "
+            "--master_addr demo-worker-0 --master_port 2222 /workspace/algorithm/train.py"
+        )
+        assert master.argv[:8] == (
+            "torchrun",
+            "--nnodes",
+            "2",
+            "--nproc_per_node",
+            "4",
+            "--node_rank",
+            "0",
+            "--master_addr",
+        )
+        assert "torch.distributed.launch" not in master.argv
+
+    def test_a_command_already_using_the_launcher_is_left_alone(self):
+        command = "python -m torch.distributed.launch --nproc_per_node=2 train.py"
+        for replica in plan(make("pytorch", command)).replicas:
+            assert list(replica.argv) == split_command(command)
+
+
+# --- seed 000: PyTorch-DeepSpeed ------------------------------------------------------------
+
+
+class TestSeed000DeepSpeed:
+    COMMAND = (
+        "deepspeed /workspace/algorithm/train.py --epochs 5 "
+        "--deepspeed --deepspeed_config ds_config.json"
+    )
+
+    def test_job_hostfile_of_a_2_node_4_board_job(self):
+        launch = plan(make("deepspeed", self.COMMAND))
+        for replica in launch.replicas:
+            hostfile = replica.files["/job/hostfile"]
+            assert hostfile == "demo-worker-0 slots=4\ndemo-worker-1 slots=4\n"
+            for name in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "SLOTS"):
+                assert name in replica.env
+
+    def test_the_deepspeed_launcher_runs_on_worker_0(self):
+        worker0, worker1 = plan(make("deepspeed", self.COMMAND)).replicas
+        assert list(worker0.argv) == split_command(self.COMMAND)
+        assert (worker1.runs_entry, worker1.argv) == (False, ())
+
+
+# --- seed 000: single node and run commands ------------------------------------------------
+
+
+class TestSeed000SingleNode:
+    def test_the_command_as_typed(self):
+        (replica,) = plan(make("single", "python3 train.py", node_count=1)).replicas
+        assert replica.argv == ("python3", "train.py")
+
+    def test_bash_c_is_the_way_to_several_statements(self):
+        command = 'bash -c "KEY=VALUE python3 train.py && python3 evaluate.py"'
+        (replica,) = plan(make("single", command, node_count=1)).replicas
+        assert replica.argv == ("bash", "-c", "KEY=VALUE python3 train.py && python3 evaluate.py")
+        assert replica.display_command() == (
+            "bash -c 'KEY=VALUE python3 train.py && python3 evaluate.py'"
+        )
+
+
+# --- seed 002: MPI variables of the peer --------------------------------------------------
+
+
+class TestSeed002Mpi:
+    def test_variables_of_a_gpu_job(self):
+        # The seed's hostfile example: 2 workers, 2 processes each.
+        launch = plan(make("mpi", boards=2))
+        assert launch.replicas[0].files["/etc/mpi/hostfile"] == (
+            "demo-worker-0 slots=2\ndemo-worker-1 slots=2\n"
+        )
+        for prefix in ("CONSOLE_", "MLP_"):
+            expected = {
+                f"{prefix}WORKER_NUM": "2",
+                f"{prefix}WORKER_GPU": "2",
+                f"{prefix}MPI_HOSTS": "demo-worker-0:2,demo-worker-1:2",
+                f"{prefix}MPI_HOSTFILE": "/etc/mpi/hostfile",
+                f"{prefix}MPI_NP": "4",
+                f"{prefix}WORKER_0_HOST": "demo-worker-0",
+            }
+            for replica in launch.replicas:
+                assert expected.items() <= replica.env.items()
+
+    def test_variables_of_a_cpu_job(self):
+        env = plan(make("mpi", boards=0, node_count=3)).replicas[0].env
+        assert env["MLP_MPI_HOSTS"] == "demo-worker-0:1,demo-worker-1:1,demo-worker-2:1"
+        assert env["MLP_MPI_NP"] == env["MLP_WORKER_NUM"] == "3"
+        assert env["MLP_WORKER_GPU"] == "0"
+
+    @pytest.mark.parametrize(
+        ("command", "expected"),
+        [
+            (
+                "horovodrun -np $MLP_MPI_NP -H $MLP_MPI_HOSTS python /workspace/algorithm/train.py",
+                "horovodrun -np 4 -H demo-worker-0:2,demo-worker-1:2 "
+                "python /workspace/algorithm/train.py",
+            ),
+            (
+                "horovodrun -np $MLP_MPI_NP -hostfile $MLP_MPI_HOSTFILE "
+                "python /workspace/algorithm/train.py",
+                "horovodrun -np 4 -hostfile /etc/mpi/hostfile python /workspace/algorithm/train.py",
+            ),
+            (
+                "deepspeed --hostfile $MLP_MPI_HOSTFILE --master_addr ${MLP_WORKER_0_HOST} "
+                "--force_multi /workspace/algorithm/train.py",
+                "deepspeed --hostfile /etc/mpi/hostfile --master_addr demo-worker-0 "
+                "--force_multi /workspace/algorithm/train.py",
+            ),
+        ],
+    )
+    def test_the_seed_launch_commands_run_on_worker_0_unwrapped(self, command, expected):
+        launch = plan(make("mpi", command, boards=2))
+        assert launch.replicas[0].display_command() == expected
+        assert [r.runs_entry for r in launch.replicas] == [True, False]
+
+    def test_deepspeed_single_machine_with_the_hostfile(self):
+        command = "deepspeed --hostfile=$MLP_MPI_HOSTFILE /workspace/algorithm/train.py"
+        (replica,) = plan(make("deepspeed", command, node_count=1)).replicas
+        assert replica.argv[1] == "--hostfile=/job/hostfile"
+        assert replica.files["/job/hostfile"] == "demo-worker-0 slots=4\n"
+
+
+# --- SPEC J3 / seed 000: batch sub-task outputs --------------------------------------------
+
+
+class TestBatchOutputs:
+    def test_a_sub_task_writes_to_its_folder_without_knowing(self):
+        outputs = Mount(source="/storage/alice/runs/demo-3", target="/workspace/outputs")
+        launch = plan(make("pytorch", output_subdir="demo-3", mounts=[outputs]))
+        for replica in launch.replicas:
+            assert replica.env["CONSOLE_OUTPUT_DIR"] == "/workspace/outputs"
+            assert replica.env["CONSOLE_OUTPUT_SUBDIR"] == "demo-3"
+            assert replica.mounts == (outputs,)
+
+    def test_a_regular_job_has_no_sub_folder(self):
+        env = plan(make("single", node_count=1)).replicas[0].env
+        assert env["CONSOLE_OUTPUT_DIR"] == "/workspace/outputs"
+        assert "CONSOLE_OUTPUT_SUBDIR" not in env
+
+    def test_an_outputs_mount_that_is_not_the_sub_tasks_folder_is_refused(self):
+        outputs = Mount(source="/storage/alice/runs", target="/workspace/outputs/")
+        with pytest.raises(ValueError, match="sub-task"):
+            plan(make("mpi", output_subdir="demo-3", mounts=[outputs]))
