@@ -31,7 +31,12 @@ def effective_launch(job: Job, subtask=None) -> list[NodeLaunch]:
             NodeLaunch("worker", i, f"{job.name}-worker-{i}", command, [], [])
             for i in range(job.node_count)
         ]
-    plan = plan_for(job, subtask)
+    try:
+        plan = plan_for(job, subtask)
+    except (ValueError, IndexError) as exc:
+        # A job saved before a rule existed (or demo data) may not plan: say so, show it.
+        command = job.command or (subtask.command if subtask else "")
+        return [NodeLaunch("worker", 0, f"{job.name}-worker-0", f"{command}  # {exc}", [], [])]
     return [
         NodeLaunch(
             role=replica.role,

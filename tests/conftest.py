@@ -16,6 +16,16 @@ from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFac
 
 
 @pytest.fixture(autouse=True)
+def _isolated(settings, tmp_path):
+    # The named actors are created in almost every test: real password hashing would
+    # dominate the suite's time. Login tests still go through the real check.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Catalog folders and job directories go to a temporary place, never to var/.
+    settings.STORAGE_ROOT = tmp_path / "storage"
+    settings.STORAGE_ROOT.mkdir()
+
+
+@pytest.fixture(autouse=True)
 def _clean_cache():
     cache.clear()
     yield

@@ -45,6 +45,7 @@ def _render(request, form, *, status=200, fragment="content", cloned_from=None):
         {"form": form, "cloned_from": cloned_from},
         fragment=fragment,
         status=status,
+        only_fragment=fragment == "form_body",
     )
 
 

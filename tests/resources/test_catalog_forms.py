@@ -24,9 +24,6 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def storage(settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    settings.STORAGE_ROOT = tmp_path / "storage"
-    settings.STORAGE_ROOT.mkdir()
     return settings.STORAGE_ROOT
 
 

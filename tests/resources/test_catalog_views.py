@@ -27,11 +27,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 @pytest.fixture(autouse=True)
 def storage(settings, tmp_path):
-    # Autouse fixtures run first, so the named actors get the fast hasher: hashing their
-    # passwords properly would take most of this module's time.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    settings.STORAGE_ROOT = tmp_path / "storage"
-    settings.STORAGE_ROOT.mkdir()
     return settings.STORAGE_ROOT
 
 

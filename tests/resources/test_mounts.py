@@ -31,10 +31,8 @@ User = get_user_model()
 
 
 @pytest.fixture(autouse=True)
-def root(settings, tmp_path):
-    settings.STORAGE_ROOT = tmp_path / "storage"
-    settings.STORAGE_ROOT.mkdir()
-    return settings.STORAGE_ROOT
+def root(settings):
+    return settings.STORAGE_ROOT  # a temporary folder (tests/conftest.py)
 
 
 OWNER = User(pk=1, username="owner")
