@@ -90,4 +90,3 @@ class Membership(models.Model):
     @property
     def leads(self) -> bool:
         return self.role in {Role.LEAD, Role.ADMIN}
-

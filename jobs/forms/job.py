@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from console import limits
 from console.sharing import Access
+from console.widgets import speed_up_selects
 from jobs.forms import choices, rows, rules
 from jobs.models import JobType, Mode, PerformancePolicy, Priority
 
@@ -149,6 +150,7 @@ class JobForm(forms.Form):
         ]
         source = self.data if self.is_bound else self.initial
         self._add_rows(source)
+        speed_up_selects(self)
 
     # Rows ---------------------------------------------------------------------------------
     def _add_rows(self, source) -> None:

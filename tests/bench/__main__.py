@@ -10,12 +10,13 @@ import argparse
 import sys
 import time
 
-from tests.bench import cluster, foundation
+from tests.bench import cluster, foundation, jobs
 
 BENCHMARKS = {
     "cold_start": foundation.cold_start,
     "test_suite": foundation.test_suite,
     "cluster": cluster.cluster_page,
+    "jobs": jobs.job_list,
 }
 
 

@@ -48,7 +48,9 @@ def test_rejected_with_a_bash_c_suggestion(command, code, suggestion):
     assert check_command(problem.suggestion) is None
 
 
-@pytest.mark.parametrize(("command", "code"), [("", "empty"), ("   ", "empty"), ('python "x', "quote")])
+@pytest.mark.parametrize(
+    ("command", "code"), [("", "empty"), ("   ", "empty"), ('python "x', "quote")]
+)
 def test_empty_and_unclosed(command, code):
     assert check_command(command).code == code
 

@@ -21,7 +21,9 @@ def post(client, data):
 
 def errors(response) -> dict:
     assert response.status_code == 422, response.status_code
-    return {field: " ".join(messages) for field, messages in response.context["form"].errors.items()}
+    return {
+        field: " ".join(messages) for field, messages in response.context["form"].errors.items()
+    }
 
 
 def test_valid_job_is_queued_with_an_event_and_access(as_alice, job_post, alice):
@@ -115,7 +117,9 @@ def test_node_names_exclude_driver_and_pool(as_alice, job_post, inventory):
 def test_driver_only_for_gpu_and_mlu_specs(as_alice, job_post, inventory):
     found = errors(post(as_alice, job_post(driver_version=inventory["driver"].pk)))
     assert "GPU and MLU specs only" in found["driver_version"]
-    ok = post(as_alice, job_post(driver_version=inventory["driver"].pk, specs=[inventory["gpu"].pk]))
+    ok = post(
+        as_alice, job_post(driver_version=inventory["driver"].pk, specs=[inventory["gpu"].pk])
+    )
     assert ok.status_code == 302
 
 

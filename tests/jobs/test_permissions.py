@@ -78,8 +78,11 @@ def test_matrix(client, request, alice, bob, charlie, admin, actor, operation, m
         assert effect(job.pk, operation), f"{operation} did not happen for {actor}"
     else:
         assert response.status_code == want
-        if want in (403, 404) and method == "post" and operation in {"stop", "delete",
-                                                                     "duration", "priority"}:
+        if (
+            want in (403, 404)
+            and method == "post"
+            and operation in {"stop", "delete", "duration", "priority"}
+        ):
             assert not effect(job.pk, operation), f"{operation} happened for {actor}"
 
 
