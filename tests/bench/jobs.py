@@ -32,8 +32,9 @@ def populate_jobs() -> None:
         through(user_id=user.pk, group_id=projects[i % PROJECTS].group_id)
         for i, user in enumerate(users)
     )
-    image = Image.objects.create(name="img", reference="r/img:1", scopes=["training"],
-                                 board_kinds=["CPU"])  # fmt: skip
+    image = Image.objects.create(
+        name="img", reference="r/img:1", scopes=["training"], board_kinds=["CPU"]
+    )
     specs = NodeSpec.objects.bulk_create(
         NodeSpec(name=f"s{i}", cpu_millicores=1000, memory_mib=1024) for i in range(20)
     )
@@ -46,13 +47,20 @@ def populate_jobs() -> None:
         status = rng.choice(statuses)
         jobs.append(
             Job(
-                name=f"job-{i}", owner=users[owner_index], project=projects[owner_index % PROJECTS],
-                others_access=rng.choice(["none", "read_only", "read_write"]), image=image,
-                algorithm=algorithm, command="python t.py", output_path=f"out/{i}",
-                duration_hours=24, status=status, phase=status,
+                name=f"job-{i}",
+                owner=users[owner_index],
+                project=projects[owner_index % PROJECTS],
+                others_access=rng.choice(["none", "read_only", "read_write"]),
+                image=image,
+                algorithm=algorithm,
+                command="python t.py",
+                output_path=f"out/{i}",
+                duration_hours=24,
+                status=status,
+                phase=status,
                 created_at=now - timedelta(minutes=i),
             )
-        )  # fmt: skip
+        )
     Job.objects.bulk_create(jobs, batch_size=5000)
     JobSpecChoice.objects.bulk_create(
         (JobSpecChoice(job=job, spec=specs[job.pk % 20], order=0) for job in jobs),
@@ -64,11 +72,13 @@ def populate_jobs() -> None:
     for job in jobs:
         group_id = job.project.group_id
         if job.others_access != "none":
-            perms.append(JobGroupObjectPermission(group_id=group_id, permission=view,
-                                                  content_object=job))  # fmt: skip
+            perms.append(
+                JobGroupObjectPermission(group_id=group_id, permission=view, content_object=job)
+            )
         if job.others_access == "read_write":
-            perms.append(JobGroupObjectPermission(group_id=group_id, permission=change,
-                                                  content_object=job))  # fmt: skip
+            perms.append(
+                JobGroupObjectPermission(group_id=group_id, permission=change, content_object=job)
+            )
     JobGroupObjectPermission.objects.bulk_create(perms, batch_size=10000)
     from django.db import connection
 
@@ -116,13 +126,15 @@ def job_list():
             client.force_login(user)
             visible = Job.objects.visible_to(user).count()
             for title, url in [("", "/jobs/"), (", searching a name", "/jobs/?name=job-12")]:
-                samples = timings(lambda url=url: client.get(url), runs=30)
+                samples = timings(lambda url=url, client=client: client.get(url), runs=30)
                 with CaptureQueriesContext(connection) as queries:
                     client.get(url)
                 results.append(
-                    (f"/jobs/{title} for an {label} ({visible} visible of {JOBS})",
-                     f"{p50_p95(samples)}, {len(queries)} queries")
-                )  # fmt: skip
+                    (
+                        f"/jobs/{title} for an {label} ({visible} visible of {JOBS})",
+                        f"{p50_p95(samples)}, {len(queries)} queries",
+                    )
+                )
         populate_catalog(owner, owner.memberships.get().project)
         client = Client()
         client.force_login(owner)

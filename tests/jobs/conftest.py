@@ -41,9 +41,12 @@ def inventory(db, vision):
 def catalog(alice, bob, vision):
     mine = AlgorithmFactory(name="resnet", owner=alice, project=vision)
     shared_ro = DatasetFactory(
-        name="imagenet", owner=bob, project=vision, others_access=Access.READ_ONLY,
+        name="imagenet",
+        owner=bob,
+        project=vision,
+        others_access=Access.READ_ONLY,
         favourited_by=[alice],
-    )  # fmt: skip
+    )
     own_data = DatasetFactory(name="cifar", owner=alice, project=vision)
     return {
         "algorithm": mine,
@@ -58,13 +61,24 @@ def job_post(inventory, catalog):
 
     def build(**overrides):
         data = {
-            "name": "train-1", "others_access": "none", "job_type": "regular", "priority": "0",
-            "algorithm": catalog["algorithm"].pk, "algorithm_read_only": "on",
-            "command": "python /workspace/algorithm/train.py", "output_path": "outputs/alice",
-            "mode": "single", "specs": [inventory["cpu"].pk], "node_count": "1", "ps_count": "0",
-            "image": inventory["image"].pk, "graceful_shutdown_seconds": "30",
-            "duration_hours": "24", "subtask_count": "0", "dataset_count": "0",
-        }  # fmt: skip
+            "name": "train-1",
+            "others_access": "none",
+            "job_type": "regular",
+            "priority": "0",
+            "algorithm": catalog["algorithm"].pk,
+            "algorithm_read_only": "on",
+            "command": "python /workspace/algorithm/train.py",
+            "output_path": "outputs/alice",
+            "mode": "single",
+            "specs": [inventory["cpu"].pk],
+            "node_count": "1",
+            "ps_count": "0",
+            "image": inventory["image"].pk,
+            "graceful_shutdown_seconds": "30",
+            "duration_hours": "24",
+            "subtask_count": "0",
+            "dataset_count": "0",
+        }
         for key, value in overrides.items():
             if value is None:
                 data.pop(key, None)

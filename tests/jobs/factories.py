@@ -23,9 +23,10 @@ class JobFactory(factory.django.DjangoModelFactory):
     others_access = Access.NONE
     image = factory.SubFactory(ImageFactory)
     algorithm = factory.SubFactory(
-        AlgorithmFactory, owner=factory.SelfAttribute("..owner"),
+        AlgorithmFactory,
+        owner=factory.SelfAttribute("..owner"),
         project=factory.SelfAttribute("..project"),
-    )  # fmt: skip
+    )
     command = "python /workspace/algorithm/train.py"
     output_path = "outputs/test"
     duration_hours = 24

@@ -65,8 +65,13 @@ def test_quotes_inside_are_escaped_in_the_suggestion():
 def test_never_crashes(command):
     problem = check_command(command)
     assert problem is None or problem.code in {
-        "empty", "too_long", "quote", "assignment", "operator", "newline",
-    }  # fmt: skip
+        "empty",
+        "too_long",
+        "quote",
+        "assignment",
+        "operator",
+        "newline",
+    }
 
 
 safe_words = st.text(

@@ -10,10 +10,18 @@ pytestmark = pytest.mark.django_db
 
 
 def test_detail_shows_config_workspace_launch_and_events(client, alice, vision):
-    spec = NodeSpecFactory(name="a100x4", boards=Decimal(4),
-                           accelerator_model=AcceleratorModelFactory())  # fmt: skip
-    job = JobFactory(owner=alice, project=vision, name="hvd", mode=Mode.MPI, node_count=4,
-                     specs=[spec], command="python /workspace/algorithm/train.py")  # fmt: skip
+    spec = NodeSpecFactory(
+        name="a100x4", boards=Decimal(4), accelerator_model=AcceleratorModelFactory()
+    )
+    job = JobFactory(
+        owner=alice,
+        project=vision,
+        name="hvd",
+        mode=Mode.MPI,
+        node_count=4,
+        specs=[spec],
+        command="python /workspace/algorithm/train.py",
+    )
     client.force_login(alice)
     body = client.get(f"/jobs/{job.pk}/").content.decode()
     assert "mpirun --allow-run-as-root -np 16 -bind-to none -map-by slot" in body

@@ -50,7 +50,11 @@ def test_form_renders_for_a_member(as_alice, inventory, catalog):
     [
         ({"name": "Bad_Name"}, "name", "lowercase letters"),
         ({"name": "x" * 41}, "name", "at most 40"),
-        ({"command": "KEY=VALUE python3 train.py"}, "command", 'bash -c "KEY=VALUE python3 train.py"'),
+        (
+            {"command": "KEY=VALUE python3 train.py"},
+            "command",
+            'bash -c "KEY=VALUE python3 train.py"',
+        ),
         ({"command": "python3 train.py && python3 evaluate.py"}, "command", "bash -c"),
         ({"command": ""}, "command", "Enter the command"),
         ({"algorithm": ""}, "algorithm", "Pick the algorithm"),
@@ -61,8 +65,11 @@ def test_form_renders_for_a_member(as_alice, inventory, catalog):
         ({"output_path": "/abs"}, "output_path", "inside your storage"),
         ({"specs": None}, "specs", "required"),
         ({"duration_hours": "5"}, "duration_hours", "Select a valid choice"),
-        ({"resume_enabled": "on", "fault_restart_enabled": "on", "max_restarts": "1"},
-         "fault_restart_enabled", "exclude each other"),
+        (
+            {"resume_enabled": "on", "fault_restart_enabled": "on", "max_restarts": "1"},
+            "fault_restart_enabled",
+            "exclude each other",
+        ),
         ({"resume_enabled": "on", "max_resumes": "1"}, "pool", "needs a dedicated pool"),
         ({"fault_restart_enabled": "on", "max_restarts": "99"}, "max_restarts", "At most 3"),
         ({"fault_restart_enabled": "on"}, "max_restarts", "Give the max restarts"),
@@ -70,7 +77,7 @@ def test_form_renders_for_a_member(as_alice, inventory, catalog):
         ({"elastic": "on"}, "resume_enabled", "part of checkpoint resume"),
         ({"node_names": ["nope"]}, "node_names", "Select a valid choice"),
     ],
-)  # fmt: skip
+)
 def test_rules_are_field_errors(as_alice, job_post, overrides, field, message):
     response = post(as_alice, job_post(**overrides))
     found = errors(response)
@@ -83,11 +90,31 @@ def test_rules_are_field_errors(as_alice, job_post, overrides, field, message):
 def test_resume_rules_with_a_pool(as_alice, job_post, inventory):
     base = {"resume_enabled": "on", "pool": inventory["pool"].pk, "max_resumes": "9"}
     assert "At most 3" in errors(post(as_alice, job_post(**base)))["max_resumes"]
-    batch = errors(post(as_alice, job_post(**base, job_type="batch", subtask_count="1",
-                                         subtask_0_algorithm="", subtask_0_command="x")))  # fmt: skip
+    batch = errors(
+        post(
+            as_alice,
+            job_post(
+                **base,
+                job_type="batch",
+                subtask_count="1",
+                subtask_0_algorithm="",
+                subtask_0_command="x",
+            ),
+        )
+    )
     assert "Only regular jobs" in batch["resume_enabled"]
-    elastic = errors(post(as_alice, job_post(**{**base, "max_resumes": "1"}, elastic="on",
-                                           elastic_min_nodes="4", mode="pytorch", node_count="2")))  # fmt: skip
+    elastic = errors(
+        post(
+            as_alice,
+            job_post(
+                **{**base, "max_resumes": "1"},
+                elastic="on",
+                elastic_min_nodes="4",
+                mode="pytorch",
+                node_count="2",
+            ),
+        )
+    )
     assert "At most the node count (2)" in elastic["elastic_min_nodes"]
     perf = errors(post(as_alice, job_post(**{**base, "max_resumes": "1"}, perf_detection="on")))
     assert "threshold" in perf["perf_threshold"] and "Pick what happens" in perf["perf_policy"]
@@ -147,9 +174,11 @@ def test_sharing_off_allows_only_none(as_alice, job_post, admin):
 
 def test_access_may_not_exceed_the_mounted_resources(as_alice, job_post, catalog):
     data = job_post(
-        others_access="read_write", dataset_count="1",
-        dataset_0_version=catalog["bob_dataset"].pk, dataset_0_read_only="on",
-    )  # fmt: skip
+        others_access="read_write",
+        dataset_count="1",
+        dataset_0_version=catalog["bob_dataset"].pk,
+        dataset_0_read_only="on",
+    )
     found = errors(post(as_alice, data))
     assert "may only read imagenet" in found["others_access"]
     ok = post(as_alice, {**data, "others_access": "read_only"})
@@ -173,11 +202,17 @@ def test_tampered_ids_are_field_errors_never_500(as_alice, job_post, charlie, sp
 
     foreign = AlgorithmFactory(owner=charlie, project=speech, others_access="read_write")
     for overrides in [
-        {"algorithm": foreign.pk}, {"specs": ["999999"]}, {"image": "abc"},
-        {"pool": "424242"}, {"node_count": "100000"}, {"node_count": "-1"},
-        {"dataset_count": "1", "dataset_0_version": "77777"}, {"volumes": ["x"]},
-        {"job_type": "batch", "subtask_count": "zzz"}, {"ps_count": "1e9"},
-    ]:  # fmt: skip
+        {"algorithm": foreign.pk},
+        {"specs": ["999999"]},
+        {"image": "abc"},
+        {"pool": "424242"},
+        {"node_count": "100000"},
+        {"node_count": "-1"},
+        {"dataset_count": "1", "dataset_0_version": "77777"},
+        {"volumes": ["x"]},
+        {"job_type": "batch", "subtask_count": "zzz"},
+        {"ps_count": "1e9"},
+    ]:
         response = post(as_alice, job_post(**overrides))
         assert response.status_code == 422, overrides
     assert not Job.objects.exists()
@@ -185,10 +220,14 @@ def test_tampered_ids_are_field_errors_never_500(as_alice, job_post, charlie, sp
 
 def test_batch_job_with_subtasks(as_alice, job_post, catalog):
     data = job_post(
-        job_type="batch", subtask_count="2", command=None,
-        subtask_0_algorithm=catalog["algorithm"].pk, subtask_0_command="python a.py",
-        subtask_1_algorithm=catalog["algorithm"].pk, subtask_1_command="KEY=1 python b.py",
-    )  # fmt: skip
+        job_type="batch",
+        subtask_count="2",
+        command=None,
+        subtask_0_algorithm=catalog["algorithm"].pk,
+        subtask_0_command="python a.py",
+        subtask_1_algorithm=catalog["algorithm"].pk,
+        subtask_1_command="KEY=1 python b.py",
+    )
     assert "bash -c" in errors(post(as_alice, data))["subtask_1_command"]
     data["subtask_1_command"] = "python b.py"
     assert post(as_alice, data).status_code == 302
@@ -197,8 +236,9 @@ def test_batch_job_with_subtasks(as_alice, job_post, catalog):
 
 
 def test_row_buttons_work_without_javascript(as_alice, job_post, catalog):
-    data = job_post(dataset_count="1", dataset_0_version=catalog["my_dataset"].pk,
-                    row_action="add_dataset")  # fmt: skip
+    data = job_post(
+        dataset_count="1", dataset_0_version=catalog["my_dataset"].pk, row_action="add_dataset"
+    )
     response = post(as_alice, data)
     assert response.status_code == 200
     assert response.context["form"].dataset_count == 2

@@ -21,10 +21,17 @@ def test_search_by_every_field(client, alice, bob, vision):
     spec = NodeSpecFactory(name="big")
     fav = AlgorithmFactory(name="shared-algo", owner=bob, project=vision, favourited_by=[alice])
     JobFactory(owner=alice, project=vision, name="alpha", output_path="outputs/a")
-    JobFactory(owner=alice, project=vision, name="beta", specs=[spec], status=Status.ERROR,
-               phase="error")  # fmt: skip
-    JobFactory(owner=bob, project=vision, name="gamma", algorithm=fav,
-               others_access=Access.READ_ONLY, output_path="outputs/g")  # fmt: skip
+    JobFactory(
+        owner=alice, project=vision, name="beta", specs=[spec], status=Status.ERROR, phase="error"
+    )
+    JobFactory(
+        owner=bob,
+        project=vision,
+        name="gamma",
+        algorithm=fav,
+        others_access=Access.READ_ONLY,
+        output_path="outputs/g",
+    )
     client.force_login(alice)
     assert names(client) == {"alpha", "beta", "gamma"}
     assert names(client, "name=alp") == {"alpha"}
@@ -67,9 +74,12 @@ def test_query_count_does_not_grow_with_the_page(client, request, vision, user):
         algorithm = AlgorithmFactory(owner=alice, project=vision)
         for _ in range(total):
             JobFactory(
-                owner=alice, project=vision, specs=[spec], algorithm=algorithm,
+                owner=alice,
+                project=vision,
+                specs=[spec],
+                algorithm=algorithm,
                 others_access=Access.READ_ONLY,
-            )  # fmt: skip
+            )
         client.force_login(actor)
         client.get("/jobs/")
         with CaptureQueriesContext(connection) as queries:

@@ -16,8 +16,14 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def running(alice, vision):
-    return JobFactory(owner=alice, project=vision, status=Status.RUNNING, phase="running",
-                      started_at=timezone.now() - timedelta(hours=2), duration_hours=4)  # fmt: skip
+    return JobFactory(
+        owner=alice,
+        project=vision,
+        status=Status.RUNNING,
+        phase="running",
+        started_at=timezone.now() - timedelta(hours=2),
+        duration_hours=4,
+    )
 
 
 def test_duration_moves_the_deadline_without_restart(running, alice):

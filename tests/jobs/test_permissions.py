@@ -21,25 +21,51 @@ ACTORS = {
     "anonymous": Access.READ_WRITE,
 }
 
-SEE = {"owner": 200, "member_rw": 200, "member_ro": 200, "member_none": 404,
-       "outsider": 404, "admin": 200, "anonymous": "login"}  # fmt: skip
-ACT = {"owner": "done", "member_rw": "done", "member_ro": 403, "member_none": 404,
-       "outsider": 404, "admin": "done", "anonymous": "login"}  # fmt: skip
+SEE = {
+    "owner": 200,
+    "member_rw": 200,
+    "member_ro": 200,
+    "member_none": 404,
+    "outsider": 404,
+    "admin": 200,
+    "anonymous": "login",
+}
+ACT = {
+    "owner": "done",
+    "member_rw": "done",
+    "member_ro": 403,
+    "member_none": 404,
+    "outsider": 404,
+    "admin": "done",
+    "anonymous": "login",
+}
 
 OPERATIONS = [
     # name, method, path suffix, data, job status, expectations, check done
     ("view", "get", "", {}, Status.QUEUED, SEE),
     ("clone", "get", "clone/", {}, Status.QUEUED, SEE),
     ("devenv form", "get", "devenv/", {}, Status.QUEUED, SEE),
-    ("devenv create", "post", "devenv/", {"name": "dev"}, Status.QUEUED,
-     {**SEE, "owner": 302, "member_rw": 302, "member_ro": 302, "admin": 302}),
+    (
+        "devenv create",
+        "post",
+        "devenv/",
+        {"name": "dev"},
+        Status.QUEUED,
+        {**SEE, "owner": 302, "member_rw": 302, "member_ro": 302, "admin": 302},
+    ),
     ("stop", "post", "stop/", {}, Status.QUEUED, ACT),
     ("delete", "post", "delete/", {}, Status.SUCCEEDED, ACT),
     ("duration", "post", "duration/", {"hours": "48"}, Status.RUNNING, ACT),
     ("priority", "post", "priority/", {"priority": "1"}, Status.QUEUED, ACT),
-    ("stop form", "get", "stop/", {}, Status.QUEUED, {**ACT, "owner": 200, "member_rw": 200,
-                                                     "admin": 200}),
-]  # fmt: skip
+    (
+        "stop form",
+        "get",
+        "stop/",
+        {},
+        Status.QUEUED,
+        {**ACT, "owner": 200, "member_rw": 200, "admin": 200},
+    ),
+]
 
 
 def effect(job_pk: int, operation: str) -> bool:
@@ -58,15 +84,39 @@ def effect(job_pk: int, operation: str) -> bool:
     OPERATIONS,
     ids=[o[0] for o in OPERATIONS],
 )
-def test_matrix(client, request, alice, bob, charlie, admin, actor, operation, method, suffix,
-                data, status, expected):  # fmt: skip
+def test_matrix(
+    client,
+    request,
+    alice,
+    bob,
+    charlie,
+    admin,
+    actor,
+    operation,
+    method,
+    suffix,
+    data,
+    status,
+    expected,
+):
     phase = {"queued": "queued", "running": "running", "succeeded": "succeeded"}[status]
     job = JobFactory(
-        owner=alice, project=alice.memberships.get().project, others_access=ACTORS[actor],
-        status=status, phase=phase, started_at=timezone.now(),
-    )  # fmt: skip
-    user = {"owner": alice, "member_rw": bob, "member_ro": bob, "member_none": bob,
-            "outsider": charlie, "admin": admin, "anonymous": None}[actor]  # fmt: skip
+        owner=alice,
+        project=alice.memberships.get().project,
+        others_access=ACTORS[actor],
+        status=status,
+        phase=phase,
+        started_at=timezone.now(),
+    )
+    user = {
+        "owner": alice,
+        "member_rw": bob,
+        "member_ro": bob,
+        "member_none": bob,
+        "outsider": charlie,
+        "admin": admin,
+        "anonymous": None,
+    }[actor]
     if user:
         client.force_login(user)
     response = getattr(client, method)(f"/jobs/{job.pk}/{suffix}", data)
