@@ -7,8 +7,10 @@ class JobsConfig(AppConfig):
     verbose_name = _("Training jobs")
 
     def ready(self) -> None:
-        from jobs import inventory_links
+        from console import hooks as console_hooks
+        from jobs import dashboard, inventory_links
         from resources import hooks
 
         hooks.usage_providers.append(inventory_links.live_jobs_using)
         hooks.demand_providers.append(inventory_links.queued_boards_by_model)
+        console_hooks.dashboard_panels.append(dashboard.my_jobs_panel)

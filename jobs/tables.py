@@ -23,13 +23,19 @@ class JobTable(tables.Table):
     owner = tables.Column(verbose_name=_("Creator"), accessor="owner__username")
     project = tables.Column(verbose_name=_("Project"), accessor="project__name")
     created_at = tables.DateTimeColumn(verbose_name=_("Created"), short=True)
+    actions = tables.TemplateColumn(
+        template_name="jobs/cells/actions.html",
+        verbose_name="",
+        orderable=False,
+        attrs={"td": {"class": "text-end"}},
+    )
 
     class Meta:
         model = Job
         fields: tuple = ()
         sequence = (
             "select", "name", "status", "priority", "mode", "spec_names", "owner", "project",
-            "created_at",
+            "created_at", "actions",
         )  # fmt: skip
         order_by = "-created_at"
         attrs = {"class": "table table-hover align-middle mb-0", "data-testid": "job-table"}

@@ -10,6 +10,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from console import hooks
 from console.htmx import render_page
 from console.models import Heartbeat, Membership, Project, Role
 
@@ -25,8 +26,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         (_("Worker"), seen.get(Heartbeat.WORKER)),
         (_("Scheduler"), seen.get(Heartbeat.SCHEDULER)),
     ]
+    panels = [panel(request) for panel in hooks.dashboard_panels]
     return render_page(
-        request, "console/dashboard.html", {"memberships": memberships, "processes": processes}
+        request,
+        "console/dashboard.html",
+        {"memberships": memberships, "processes": processes, "panels": panels},
     )
 
 

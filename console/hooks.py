@@ -1,0 +1,8 @@
+"""Where apps built on console add to its pages (registered in their AppConfig.ready)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+# (request) -> (template name, context) of a card on the dashboard
+dashboard_panels: list[Callable] = []
