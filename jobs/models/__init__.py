@@ -1,6 +1,7 @@
 from jobs.models.access import JobGroupObjectPermission, JobUserObjectPermission
 from jobs.models.devenv import DevEnvironment
 from jobs.models.events import JobEvent
+from jobs.models.predictions import JobPrediction
 from jobs.models.job import (
     LIVE_STATUSES,
     STATUS_OF_PHASE,
@@ -29,6 +30,7 @@ __all__ = [
     "JobEvent",
     "JobGroupObjectPermission",
     "JobModel",
+    "JobPrediction",
     "JobSpecChoice",
     "JobType",
     "JobUserObjectPermission",

@@ -188,6 +188,14 @@ class Job(models.Model):
     started_at = models.DateTimeField(_("started"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     deadline = models.DateTimeField(_("ends at the latest"), null=True, blank=True)
+    admitted_at = models.DateTimeField(_("admitted"), null=True, blank=True)
+    # Where a queued job stands after the last admission pass (jobs/scheduling/db.py).
+    queue_position = models.PositiveIntegerField(_("queue position"), null=True, blank=True)
+    latest_start = models.DateTimeField(_("starts by"), null=True, blank=True)
+    wait_reason = models.CharField(_("why it waits"), max_length=500, blank=True)
+    blockers = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    # The pass's reservation, given back to the next pass as a commitment.
+    reservation = models.JSONField(null=True, blank=True)
 
     objects = JobQuerySet.as_manager()
 

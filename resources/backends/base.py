@@ -1,12 +1,14 @@
 """The contract between the console and a cluster: plain data, no ORM.
 
-A backend reports its nodes (``inventory``) and, from the execution work on, runs workloads.
+A backend reports its nodes (``inventory``) and runs workloads: a :class:`Workload` is one
+attempt of a job, its :class:`ReplicaSpec` s are what the launch plan says each replica runs.
 Both the local backend and the Kubernetes backend implement :class:`Backend`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Protocol
 
 
@@ -37,7 +39,153 @@ class BackendError(Exception):
     """The backend could not answer (unreachable API, bad credentials...)."""
 
 
+# --- workloads: what a backend runs ------------------------------------------------------
+#
+# A launch plan (jobs.launch) becomes a Workload on the jobs side: this module must not import
+# jobs, so the contract repeats the plan's shape as plain data (mounts as tuples).
+
+
+class ReplicaState(StrEnum):
+    PENDING = "pending"  # not started yet (e.g. an entry replica waiting for its peers)
+    STARTING = "starting"  # started, not yet reachable by its peers
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"  # exited 0 on its own
+    FAILED = "failed"  # exited non-zero, died of a signal we did not send, or never started
+    STOPPED = "stopped"  # ended because we stopped it (on request, or when the workload ended)
+
+    @property
+    def finished(self) -> bool:
+        return self in _FINISHED
+
+
+class WorkloadState(StrEnum):
+    PENDING = "pending"  # accepted, nothing started yet
+    STARTING = "starting"  # some replicas started (peers being waited for)
+    RUNNING = "running"  # every replica started
+    SUCCEEDED = "succeeded"  # every awaited replica exited 0
+    FAILED = "failed"  # a replica failed, or the peers never became reachable
+    STOPPED = "stopped"  # stopped on request (stop/expiry/preemption, SPEC F7)
+
+    @property
+    def finished(self) -> bool:
+        return self in _FINISHED
+
+
+_FINISHED = frozenset({"succeeded", "failed", "stopped"})
+
+MountSpec = tuple[str, str, bool]  # (source on the node, target in the container, read_only)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicaSpec:
+    """One replica (container / process group) of a workload, as the launch plan says.
+
+    ``name`` is the plan's hostname: peers use it (hostfiles, TF_CONFIG, MASTER_ADDR), and it
+    names the replica in logs and statuses. ``aliases`` are other names peers use for it (the
+    plan's address when it is ``hostname.subdomain``). ``slots`` are the board slots it holds
+    on ``node`` (physical indexes, for CUDA_VISIBLE_DEVICES). ``runs_entry`` False: no command
+    of its own (``argv`` empty), it stays up as a peer until the workload ends; ``awaited``:
+    the workload succeeds when every awaited replica exits 0.
+    """
+
+    name: str
+    role: str
+    index: int
+    argv: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # absolute in-container path -> text
+    mounts: tuple[MountSpec, ...] = ()
+    cpu_millicores: int = 1000
+    memory_mib: int = 1024
+    slots: tuple[int, ...] = ()
+    node: str = ""
+    runs_entry: bool = True
+    awaited: bool = True
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """How people name it: "worker 1", "ps 0"."""
+        return f"{self.role} {self.index}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workload:
+    """Everything one attempt of a job runs. ``id`` is unique per attempt ("job-42-1").
+
+    ``wait_for_peers``: the entry replicas start only once every peer is reachable (seed 002),
+    and the workload fails if that takes more than ``peer_timeout_seconds``.
+    ``graceful_seconds``: between SIGTERM and SIGKILL when the workload ends on its own (a
+    replica failed, or the awaited ones succeeded and the peers are stopped); a stop request
+    brings its own. ``workdir_name``: the folder the backend keeps its files in (default: id).
+    """
+
+    id: str
+    replicas: tuple[ReplicaSpec, ...]
+    graceful_seconds: int = 30
+    wait_for_peers: bool = False
+    peer_timeout_seconds: int = 60
+    workdir_name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.workdir_name:
+            object.__setattr__(self, "workdir_name", self.id)
+        object.__setattr__(self, "replicas", tuple(self.replicas))
+
+    def replica(self, name: str) -> ReplicaSpec:
+        for replica in self.replicas:
+            if replica.name == name:
+                return replica
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class ReplicaStatus:
+    name: str
+    state: ReplicaState
+    exit_code: int | None = None  # 128 + N when killed by signal N, as shells and kubelets say
+    reason: str = ""  # plain English: "exited with code 3", "command not found: pyhton"
+
+
+@dataclass(frozen=True)
+class WorkloadStatus:
+    state: WorkloadState
+    replicas: tuple[ReplicaStatus, ...] = ()
+    reason: str = ""  # plain English: "worker 1 exited with code 3"
+
+
+@dataclass(frozen=True)
+class UsageSample:
+    """One replica's use now. ``cpu_percent``: 100 = one core busy (as top counts)."""
+
+    replica: str
+    cpu_percent: float
+    memory_mib: float
+    accelerator_util: float | None = None  # percent, averaged over the replica's boards
+    accelerator_memory_mib: float | None = None
+
+
+@dataclass(frozen=True)
+class RecoveredWorkload:
+    """What :meth:`Backend.recover` found of one workload left from before."""
+
+    workload_id: str
+    status: WorkloadStatus
+    killed_processes: int = 0  # orphans it had to kill (their supervisor was gone)
+
+
+class UnknownWorkload(BackendError, KeyError):
+    """No workload with that id (never submitted, or cleaned up)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 class Backend(Protocol):
+    """A cluster. Every method is quick: none waits for a workload to end (a Celery worker
+    calls them). Workload methods raise :class:`UnknownWorkload` for an id they do not know,
+    except ``stop`` and ``cleanup``, which are then no-ops (so that retries are harmless)."""
+
     name: str
 
     def inventory(self) -> list[NodeInfo]:
@@ -46,4 +194,38 @@ class Backend(Protocol):
 
     def health(self) -> str:
         """Empty when the backend answers; otherwise what is wrong, in plain words."""
+        ...
+
+    def submit(self, workload: Workload) -> None:
+        """Start every replica (gang: all or none). Submitting the same workload again is a
+        no-op; another workload under a known id is a ValueError."""
+        ...
+
+    def stop(self, workload_id: str, graceful_seconds: int) -> None:
+        """SIGTERM every replica, SIGKILL what is left after ``graceful_seconds`` (SPEC F7).
+        Returns at once; ``poll`` shows ``stopped`` once everything has ended."""
+        ...
+
+    def poll(self, workload_id: str) -> WorkloadStatus:
+        """The workload's state now."""
+        ...
+
+    def logs(
+        self, workload_id: str, replica: str, offset: int = 0, limit: int = 65536
+    ) -> tuple[str, int]:
+        """Up to ``limit`` bytes of a replica's output from byte ``offset``, and the offset to
+        ask for next (``offset`` when there is nothing new)."""
+        ...
+
+    def usage(self, workload_id: str) -> list[UsageSample]:
+        """CPU, memory and accelerator use of each running replica."""
+        ...
+
+    def cleanup(self, workload_id: str) -> None:
+        """Kill whatever is left and forget the workload (its files and logs too)."""
+        ...
+
+    def recover(self) -> list[RecoveredWorkload]:
+        """Called when a worker process (re)starts: every workload left from before, with its
+        status; orphans (processes nobody supervises any more) are killed."""
         ...

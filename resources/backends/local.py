@@ -2,18 +2,26 @@
 
 Its boards are bookkeeping only (there may be no accelerator at all): jobs see them as
 ``CUDA_VISIBLE_DEVICES``-style indexes, which is enough for the demo cluster and the tests.
-Workloads (real processes) come with the execution work.
+Workloads run as real processes under ``VAR_DIR/runs`` (see local_runner).
 """
 
 from __future__ import annotations
 
 import platform
 import re
+from functools import cached_property
 
 from django.conf import settings
 
 from console.config import ConfigError
-from resources.backends.base import NodeInfo
+from resources.backends.base import (
+    NodeInfo,
+    RecoveredWorkload,
+    UsageSample,
+    Workload,
+    WorkloadStatus,
+)
+from resources.backends.local_runner import LocalRunner
 
 NODE_PATTERN = re.compile(
     r"^(?P<name>[a-z0-9]([-a-z0-9]*[a-z0-9])?)"
@@ -80,3 +88,30 @@ class LocalBackend:
 
     def health(self) -> str:
         return ""
+
+    @cached_property
+    def runner(self) -> LocalRunner:
+        return LocalRunner(settings.VAR_DIR / "runs")
+
+    def submit(self, workload: Workload) -> None:
+        self.runner.submit(workload)
+
+    def stop(self, workload_id: str, graceful_seconds: int) -> None:
+        self.runner.stop(workload_id, graceful_seconds)
+
+    def poll(self, workload_id: str) -> WorkloadStatus:
+        return self.runner.poll(workload_id)
+
+    def logs(
+        self, workload_id: str, replica: str, offset: int = 0, limit: int = 65536
+    ) -> tuple[str, int]:
+        return self.runner.logs(workload_id, replica, offset, limit)
+
+    def usage(self, workload_id: str) -> list[UsageSample]:
+        return self.runner.usage(workload_id)
+
+    def cleanup(self, workload_id: str) -> None:
+        self.runner.cleanup(workload_id)
+
+    def recover(self) -> list[RecoveredWorkload]:
+        return self.runner.recover()

@@ -1,0 +1,370 @@
+"""Workloads as real processes on this machine (SPEC E1): the execution half of the local backend.
+
+On disk, ``<root>/<workload>/`` holds ``workload.json`` (what was submitted),
+``launch.json`` (argv and environment of every replica, after rewriting), ``state.json``
+(written by the supervisor), ``stop.json`` (a stop request), ``supervisor.json`` (its pid)
+and one folder per replica: ``workspace/`` (SPEC W, symbolic links to the mount sources),
+``home/``, ``tmp/``, the plan's files at their in-container paths (``etc/mpi/hostfile``),
+``log.txt`` (stdout and stderr), ``pid`` and ``exit_code``.
+
+How it stands in for a cluster, and why:
+
+* Paths and hosts are rewritten into argv, environment and files before the start (see
+  local_runner_layout): one loopback address per replica, a folder per replica as its ``/``.
+  MPI launchers get ``localhost slots=<all>`` and start every rank in the entry replica.
+* Users: as root, jobs run as the unprivileged ``console-job`` (see local_runner_host),
+  which is what makes read-only mounts read-only.
+* Supervision: one small process per workload (local_runner_supervisor) starts the replicas,
+  waits for peers, applies the awaited/failure rules and the SIGTERM-then-SIGKILL of a stop.
+  So ``submit`` and ``stop`` return at once (``stop`` writes ``stop.json`` and wakes it),
+  ``poll`` only reads files (from any process), and a job outlives a restart of the worker
+  that submitted it: ``recover`` then reports it as running.
+* Peers (seed 002): a replica that runs no command listens on its address at PEER_PORT, as
+  a container's sshd would, and the entry replicas start once a TCP connection to every peer
+  succeeds. The supervisor probes, sharing the machine's loopback with the entry replica, so
+  this proves what mpirun needs on a cluster (each peer's address reaches that peer) rather
+  than only that a process was forked.
+* Orphans: were a supervisor to die, ``poll``, ``stop`` and ``recover`` find the processes
+  it left by the marker variable each of them carries (and the recorded pid with its start
+  time), kill them and end the workload as failed.
+* Not done: CPU and memory limits (no cgroups here; ``usage`` reports what is used), and
+  rewriting inside the job's own code: a script that opens ``/workspace/...`` literally or
+  resolves a peer's name through DNS does not find it; relative paths (the working folder
+  is the workspace) and the values it is given in argv and environment work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from functools import cached_property
+from pathlib import Path
+
+from resources.backends import local_runner_host as host
+from resources.backends.base import (
+    BackendError,
+    RecoveredWorkload,
+    ReplicaState,
+    ReplicaStatus,
+    UnknownWorkload,
+    UsageSample,
+    Workload,
+    WorkloadState,
+    WorkloadStatus,
+)
+from resources.backends.local_runner_layout import FOLDER_NAME, SHELL_SAFE_PATH
+from resources.backends.local_runner_prepare import (
+    DEFAULT_PATH,
+    REPLICA_NAME,
+    check_workload,
+    lay_out,
+    pending_state,
+    prepare_sources,
+)
+from resources.backends.local_runner_usage import sample_usage
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SUBMIT_TIMEOUT = 120  # a workload still without a supervisor after this was never started
+ORPHAN_GRACE = 1.0  # seconds orphans get between SIGTERM and SIGKILL (nobody to wait longer)
+LOST = "its supervisor ended unexpectedly (killed, or the machine ran out of memory)"
+
+
+class LocalRunner:
+    def __init__(self, root: Path | str, *, registry: Path = host.ADDRESS_REGISTRY):
+        self.root = Path(root).resolve()
+        if not SHELL_SAFE_PATH.fullmatch(str(self.root)):
+            # Rewritten paths end up inside commands such as bash -c "cd /workspace && ...".
+            raise ValueError(f"the runs folder must be a plain path (no spaces): {self.root}")
+        self.registry = registry
+
+    @cached_property
+    def user(self) -> host.JobUser | None:
+        """Who the jobs run as (looked up, or created, at the first submit)."""
+        return host.job_user()
+
+    # --- submit ------------------------------------------------------------------------------
+
+    def submit(self, workload: Workload) -> None:
+        check_workload(workload)
+        record = json.loads(json.dumps(dataclasses.asdict(workload)))
+        folder = self.root / workload.workdir_name
+        host.make_dirs(self.root)
+        if (folder / "workload.json").exists():
+            return self._same(folder, record)
+        blocked = host.unreachable_ancestor(folder, self.user)
+        if blocked is not None:
+            raise BackendError(f"the job user cannot enter {blocked}: it needs o+x")
+        prepare_sources(workload, self.user)
+        staging = self.root / f".staging-{workload.workdir_name}-{uuid.uuid4().hex[:8]}"
+        block = host.reserve_block(str(folder), self.registry)
+        try:
+            host.make_dirs(staging)
+            launch = lay_out(workload, folder=folder, staging=staging, block=block, user=self.user)
+            host.write_json(staging / "workload.json", record, 0o600)
+            host.write_json(staging / "launch.json", launch, 0o600)
+            host.write_json(staging / "state.json", pending_state(workload))
+            try:
+                os.rename(staging, folder)
+            except OSError:  # a duplicate delivery got there first (or a stranger's folder)
+                shutil.rmtree(staging)
+                host.release_block(block, str(folder), self.registry)
+                return self._same(folder, record)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            host.release_block(block, str(folder), self.registry)
+            raise
+        if workload.id != workload.workdir_name:
+            (self.root / workload.id).symlink_to(workload.workdir_name)
+        self._start_supervisor(folder)
+
+    def _same(self, folder: Path, record: dict) -> None:
+        """Submitting the same workload twice is a no-op (Celery may deliver twice)."""
+        if host.read_json(folder / "workload.json") != record:
+            raise ValueError(f"another workload already lives in {folder}")
+
+    def _start_supervisor(self, folder: Path) -> None:
+        env = {
+            "PATH": os.environ.get("PATH") or DEFAULT_PATH,
+            "PYTHONPATH": str(PROJECT_ROOT),
+            "LANG": "C.UTF-8",
+            host.MARKER: str(folder),
+        }
+        with open(folder / "supervisor.log", "ab") as log:
+            starter = subprocess.Popen(
+                [sys.executable, "-m", "resources.backends.local_runner_supervisor", str(folder)],
+                cwd=folder,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        # It forks the supervisor and exits at once (see local_runner_supervisor.main).
+        if starter.wait(timeout=60) != 0 or host.read_json(folder / "supervisor.json") is None:
+            self._finish(folder, "failed", "the local supervisor did not start")
+            tail = (folder / "supervisor.log").read_text(errors="replace")[-2000:]
+            raise BackendError(f"the local supervisor did not start: {tail}")
+
+    # --- stop, poll ------------------------------------------------------------------------
+
+    def stop(self, workload_id: str, graceful_seconds: int) -> None:
+        folder = self._folder(workload_id, missing_ok=True)
+        if folder is None or _finished(host.read_json(folder / "state.json")):
+            return
+        now = time.time()
+        earlier = host.read_json(folder / "stop.json")
+        # A second request may bring the SIGKILL closer, never push it back.
+        if earlier is None or now + graceful_seconds < (
+            earlier["requested_at"] + earlier["graceful_seconds"]
+        ):
+            request = {"graceful_seconds": graceful_seconds, "requested_at": now}
+            host.write_json(folder / "stop.json", request)
+        supervisor = host.read_json(folder / "supervisor.json")
+        if host.is_alive(supervisor):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(supervisor["pid"], signal.SIGUSR1)  # wake it now
+        elif supervisor is not None:
+            self._orphaned(folder, min(ORPHAN_GRACE, graceful_seconds), LOST)
+        # No supervisor.json yet: a submit is still under way; its supervisor will read the
+        # request before it starts anything long-lived.
+
+    def poll(self, workload_id: str) -> WorkloadStatus:
+        folder = self._folder(workload_id)
+        return _status(self._checked_state(folder)[0])
+
+    def _checked_state(self, folder: Path) -> tuple[dict, int]:
+        """The state on disk, after ending the workload if nobody supervises it any more."""
+        state = host.read_json(folder / "state.json")
+        if _finished(state):
+            return state, 0
+        supervisor = host.read_json(folder / "supervisor.json")
+        if host.is_alive(supervisor):
+            return state, 0
+        if supervisor is None:
+            if time.time() - folder.stat().st_mtime < SUBMIT_TIMEOUT:
+                return state, 0  # still being submitted
+            return self._orphaned(folder, ORPHAN_GRACE, "it was never started")
+        state = host.read_json(folder / "state.json")  # it may have just finished
+        if _finished(state):
+            return state, 0
+        return self._orphaned(folder, ORPHAN_GRACE, LOST)
+
+    def _orphaned(self, folder: Path, graceful: float, why: str) -> tuple[dict, int]:
+        with host.locked(folder / ".lock"):
+            state = host.read_json(folder / "state.json")
+            if _finished(state):
+                return state, 0
+            killed = host.kill_processes(self._processes(folder, state), graceful)
+            stopped = host.read_json(folder / "stop.json") is not None
+            reason = (
+                "stopped on request"
+                if stopped
+                else why + (f"; {killed} process(es) it left were killed" if killed else "")
+            )
+            return self._finish(folder, "stopped" if stopped else "failed", reason), killed
+
+    def _processes(self, folder: Path, state: dict | None) -> list:
+        """Every process of the workload still alive: those carrying its marker, and the
+        groups of replica leaders that are verifiably ours (pid and start time match)."""
+        import psutil
+
+        found = {p.pid: p for p in host.marked_processes(str(folder))}
+        for replica in (state or {}).get("replicas", []):
+            record = replica.get("process")
+            if host.is_alive(record):
+                for process in _group(record["pid"]):
+                    found.setdefault(process.pid, process)
+        return [p for p in found.values() if p.pid != os.getpid() and psutil.pid_exists(p.pid)]
+
+    def _finish(self, folder: Path, final: str, reason: str) -> dict:
+        state = host.read_json(folder / "state.json") or {"replicas": []}
+        for replica in state["replicas"]:
+            if replica["state"] not in _FINISHED:
+                code = folder / replica["name"] / "exit_code"
+                replica["exit_code"] = int(code.read_text()) if code.exists() else None
+                replica["state"] = "stopped" if final == "stopped" else "failed"
+                replica["reason"] = reason
+        state.update(state=final, reason=reason)
+        host.write_json(folder / "state.json", state)
+        return state
+
+    # --- logs, usage ---------------------------------------------------------------------------
+
+    def logs(
+        self, workload_id: str, replica: str, offset: int = 0, limit: int = 65536
+    ) -> tuple[str, int]:
+        folder = self._folder(workload_id)
+        if not REPLICA_NAME.fullmatch(replica) or not (folder / replica).is_dir():
+            raise UnknownWorkload(f"workload {workload_id} has no replica {replica!r}")
+        if offset < 0 or limit <= 0:
+            raise ValueError(f"bad log window: offset {offset}, limit {limit}")
+        try:
+            with open(folder / replica / "log.txt", "rb") as handle:
+                handle.seek(offset)
+                data = handle.read(limit)
+        except FileNotFoundError:
+            return "", offset
+        whole = _without_partial_character(data) or data
+        return whole.decode("utf-8", errors="replace"), offset + len(whole)
+
+    def usage(self, workload_id: str) -> list[UsageSample]:
+        folder = self._folder(workload_id)
+        state = host.read_json(folder / "state.json") or {}
+        return sample_usage(folder, state.get("replicas", []))
+
+    # --- cleanup, recover ----------------------------------------------------------------------
+
+    def cleanup(self, workload_id: str) -> None:
+        folder = self._folder(workload_id, missing_ok=True)
+        if folder is None:
+            return
+        supervisor = host.read_json(folder / "supervisor.json")
+        if host.is_alive(supervisor):
+            # First, so that it starts nothing new while its replicas are being killed.
+            host.kill_processes([_process(supervisor["pid"])], 0)
+        state = host.read_json(folder / "state.json")
+        host.kill_processes(self._processes(folder, state), 0)
+        launch = host.read_json(folder / "launch.json") or {}
+        if launch.get("block"):
+            host.release_block(tuple(launch["block"]), str(folder), self.registry)
+        alias = self.root / workload_id
+        if alias.is_symlink():
+            alias.unlink()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def recover(self) -> list[RecoveredWorkload]:
+        if not self.root.is_dir():
+            return []
+        marked = host.marked_processes()  # one pass over the process table for all of them
+        found = []
+        for entry in sorted(self.root.iterdir()):
+            if entry.name.startswith(".staging-"):
+                if time.time() - entry.stat().st_mtime > SUBMIT_TIMEOUT:
+                    shutil.rmtree(entry, ignore_errors=True)  # its submitter died half-way
+                continue
+            record = host.read_json(entry / "workload.json") if not entry.is_symlink() else None
+            if record is None:
+                continue
+            state, killed = self._checked_state(entry)
+            if _finished(state) and not killed:
+                # Nothing of a finished workload may run but its supervisor, on its way out.
+                supervisor = host.read_json(entry / "supervisor.json") or {}
+                leftovers = [
+                    process
+                    for process in marked.get(str(entry), [])
+                    if not (process.pid == supervisor.get("pid") and host.is_alive(supervisor))
+                ]
+                killed = host.kill_processes(leftovers, 0)
+            found.append(RecoveredWorkload(record["id"], _status(state), killed))
+        return found
+
+    def _folder(self, workload_id: str, *, missing_ok: bool = False) -> Path | None:
+        path = self.root / workload_id
+        if FOLDER_NAME.fullmatch(workload_id) and (path / "workload.json").is_file():
+            return path.resolve()
+        if missing_ok:
+            return None
+        raise UnknownWorkload(f"no local workload {workload_id!r}")
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+_FINISHED = frozenset({"succeeded", "failed", "stopped"})
+
+
+def _finished(state: dict | None) -> bool:
+    return bool(state) and state.get("state") in _FINISHED
+
+
+def _status(state: dict) -> WorkloadStatus:
+    return WorkloadStatus(
+        state=WorkloadState(state["state"]),
+        replicas=tuple(
+            ReplicaStatus(r["name"], ReplicaState(r["state"]), r["exit_code"], r["reason"])
+            for r in state["replicas"]
+        ),
+        reason=state["reason"],
+    )
+
+
+def _process(pid: int):
+    import psutil
+
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:
+        return None
+
+
+def _group(pgid: int) -> list:
+    """Processes of one process group (a replica, with whatever it started)."""
+    import psutil
+
+    members = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(OSError):
+            if os.getpgid(process.pid) == pgid:
+                members.append(process)
+    return members
+
+
+def _without_partial_character(data: bytes) -> bytes:
+    """``data`` without a UTF-8 character cut at its end: the rest comes with the next read,
+    so offsets stay byte-accurate and no character is shown broken."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 == 0x80:
+            continue  # a continuation byte: look further back for the lead
+        if byte < 0x80:
+            return data
+        needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+        return data[:-back] if needed > back else data
+    return data

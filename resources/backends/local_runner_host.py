@@ -1,0 +1,340 @@
+"""What the local runner needs from this machine: small state files, process identity, the
+unprivileged job user, permissions of mount sources and loopback address blocks.
+
+Shared by the runner (in the console's processes) and the supervisor (one process per
+workload), so it imports neither Django nor the rest of the console.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import itertools
+import json
+import os
+import pwd
+import random
+import signal
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+# Every process of a workload carries this variable (the workload folder), so that the
+# runner can find them again after its supervisor died, even those that left the process
+# group of their replica.
+MARKER = "CONSOLE_LOCAL_RUN"
+
+JOB_USER = "console-job"
+FALLBACK_USER = "nobody"
+
+# Machine-wide, not per runner root: every runner on this machine (tests of several people,
+# the console itself) hands out loopback blocks from the same 127.0.0.0/8.
+ADDRESS_REGISTRY = Path("/tmp/console-local-addresses")
+
+
+# --- state files ---------------------------------------------------------------------------
+
+
+def write_json(path: Path, data: object, mode: int = 0o644) -> None:
+    """Atomically: a reader in another process sees the old or the new content, never half."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=1, sort_keys=True)
+    os.chmod(temporary, mode)
+    os.replace(temporary, path)
+
+
+def read_json(path: Path, default: object = None):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        return default
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock between processes (released when the holder dies)."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+# --- processes -------------------------------------------------------------------------------
+
+
+def start_ticks(pid: int) -> int | None:
+    """When the process started, in clock ticks since boot: with the pid, an identity that a
+    reused pid cannot fake. None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            text = handle.read()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    # The command name (field 2) may hold spaces and parentheses: count after the last ")".
+    fields = text[text.rindex(b")") + 2 :].split()
+    if fields[0] == b"Z":
+        return None  # a zombie runs nothing any more
+    return int(fields[19])
+
+
+def identity(pid: int) -> dict[str, int] | None:
+    ticks = start_ticks(pid)
+    return None if ticks is None else {"pid": pid, "start": ticks}
+
+
+def is_alive(record: dict | None) -> bool:
+    """Whether the process recorded as ``{"pid", "start"}`` still runs (the same one)."""
+    return bool(record) and start_ticks(record["pid"]) == record["start"]
+
+
+def signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def marked_processes(marker: str | None = None):
+    """Processes whose environment carries ``MARKER=marker``: the workload's, and only its
+    (the marker is the workload's folder, which no other workload shares). Without a marker:
+    every marked process, by marker, from one pass over the process table."""
+    import psutil  # only where needed: the supervisor's start stays quick
+
+    found: dict[str, list] = {}
+    prefix = f"{MARKER}=".encode()
+    for process in psutil.process_iter():
+        if process.pid == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{process.pid}/environ", "rb") as handle:
+                environ = handle.read().split(b"\0")
+        except OSError:
+            continue  # gone, or not ours to read
+        for item in environ:
+            if item.startswith(prefix):
+                found.setdefault(item[len(prefix) :].decode(errors="replace"), []).append(process)
+    return found if marker is None else found.get(marker, [])
+
+
+def kill_processes(processes: list, graceful: float) -> int:
+    """SIGTERM, then SIGKILL whatever is left after ``graceful`` seconds (at once when 0);
+    returns how many were signalled. Waits for them to end, at most a few seconds."""
+    live = [p for p in processes if p is not None and not _ended(p)]
+    for process in live:
+        _send(process, signal.SIGTERM if graceful > 0 else signal.SIGKILL)
+    if graceful > 0:
+        left = _wait(live, graceful)
+        for process in left:
+            _send(process, signal.SIGKILL)
+    _wait(live, 3)
+    return len(live)
+
+
+def _send(process, signum: int) -> None:
+    import psutil
+
+    with contextlib.suppress(psutil.Error):
+        process.send_signal(signum)
+
+
+def _ended(process) -> bool:
+    """Gone, or a zombie: an orphan's zombie waits for whatever reaps orphans here (PID 1),
+    which is none of our business and runs nothing."""
+    import psutil
+
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return True
+
+
+def _wait(processes: list, timeout: float) -> list:
+    deadline = time.monotonic() + timeout
+    left = [p for p in processes if not _ended(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [p for p in left if not _ended(p)]
+    return left
+
+
+# --- the job user ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobUser:
+    name: str
+    uid: int
+    gid: int
+
+
+def job_user() -> JobUser | None:
+    """Who job processes run as. Root ignores file permissions, so a root console runs jobs as
+    an unprivileged system user (created once; ``nobody`` if that fails), which is what makes
+    read-only mounts read-only. Any other user runs jobs as itself: it cannot switch users,
+    and read-only mounts are then a convention only."""
+    if os.geteuid() != 0:
+        return None
+    for attempt in range(2):
+        with contextlib.suppress(KeyError):
+            entry = pwd.getpwnam(JOB_USER)
+            return JobUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
+        if attempt == 0:
+            # A concurrent useradd may win; the second lookup finds its user either way.
+            subprocess.run(
+                ["useradd", "--system", "--user-group", "--no-create-home", "--home-dir",
+                 "/nonexistent", "--shell", "/usr/sbin/nologin", JOB_USER],
+                capture_output=True,
+                check=False,
+            )  # fmt: skip
+    entry = pwd.getpwnam(FALLBACK_USER)
+    return JobUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+def unreachable_ancestor(path: Path, user: JobUser | None) -> Path | None:
+    """The first folder on the way to ``path`` that ``user`` may not enter, if any."""
+    if user is None:
+        return None
+    for folder in reversed(Path(path).parents):
+        info = folder.stat()
+        if info.st_uid == user.uid:
+            bit = stat.S_IXUSR
+        elif info.st_gid == user.gid:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if not info.st_mode & bit:
+            return folder
+    return None
+
+
+def searchable_path(path: str, user: JobUser | None) -> str:
+    """``PATH`` without the folders the job user cannot search (a root console's own
+    ``/root/...`` entries): a program found in none of the rest is then "not found", as a
+    shell would say, not "permission denied" from a folder the job never had."""
+    if user is None:
+        return path
+    kept = []
+    for entry in path.split(":"):
+        folder = Path(entry)
+        usable = folder.is_absolute() and folder.is_dir()
+        if usable and unreachable_ancestor(folder / "program", user) is None:
+            kept.append(entry)
+    return ":".join(dict.fromkeys(kept))
+
+
+def give_to(path: Path, user: JobUser | None) -> None:
+    """Make a folder we created the job's own (its workspace, home, tmp)."""
+    if user is not None:
+        os.chown(path, user.uid, user.gid)
+
+
+def prepare_source(source: Path, user: JobUser | None, *, read_only: bool) -> None:
+    """Permissions of a mount source, so that the job user can read it and write it only if
+    the mount is writable.
+
+    Without mount namespaces the job sees the source itself, so its permissions are the
+    mount's mode: a read-only source is owned by root and writable by nobody else (an earlier
+    job's files in it are taken back), every entry readable by others; a writable source is
+    the job user's. Walks the whole tree: mounting costs one stat per entry.
+    """
+    if user is None:
+        return
+    for entry in _tree(source):
+        info = entry.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            continue  # its target is someone else's business; chmod would follow it
+        if read_only:
+            owner = 0 if info.st_uid == user.uid else info.st_uid
+            group = 0 if info.st_gid == user.gid else info.st_gid
+            if (owner, group) != (info.st_uid, info.st_gid):
+                os.chown(entry, owner, group)
+            mode = info.st_mode & ~(stat.S_IWGRP | stat.S_IWOTH) | stat.S_IROTH
+            if stat.S_ISDIR(info.st_mode) or info.st_mode & stat.S_IXUSR:
+                mode |= stat.S_IXOTH
+        else:
+            if info.st_uid != user.uid:
+                os.chown(entry, user.uid, user.gid)
+            mode = info.st_mode | stat.S_IRUSR | stat.S_IWUSR
+            if stat.S_ISDIR(info.st_mode):
+                mode |= stat.S_IXUSR
+        if stat.S_IMODE(mode) != stat.S_IMODE(info.st_mode):
+            os.chmod(entry, stat.S_IMODE(mode))
+
+
+def _tree(root: Path) -> Iterator[Path]:
+    yield root
+    if root.is_dir() and not root.is_symlink():
+        for folder, folders, files in os.walk(root):
+            for name in (*folders, *files):
+                yield Path(folder, name)
+
+
+# --- loopback address blocks -------------------------------------------------------------------
+
+
+def reserve_block(owner: str, registry: Path = ADDRESS_REGISTRY) -> tuple[int, int]:
+    """A free 127.B.C.0/24 for one workload, recorded as ``B.C`` -> ``owner`` (its folder).
+
+    A reservation whose owner folder is gone or whose workload has finished is stale and is
+    taken over; all of it under one lock, so two runners never pick the same block.
+    127.0.x.x is left alone (localhost, Debian's 127.0.1.1 host name).
+    """
+    _ensure_registry(registry)
+    with locked(registry / ".lock"):
+        taken = {entry.name for entry in registry.iterdir() if not entry.name.startswith(".")}
+        # Random picks first (fewer surprises with anything else using 127.x), then all.
+        guesses = [(random.randint(1, 255), random.randint(0, 255)) for _ in range(64)]
+        every = ((b, c) for b in range(1, 256) for c in range(256))
+        for block in itertools.chain(guesses, every):
+            name = f"{block[0]}.{block[1]}"
+            if name in taken and not _stale(registry / name):
+                continue
+            path = registry / name
+            path.write_text(owner)
+            return block
+    raise OSError(errno.EADDRNOTAVAIL, "every loopback address block is in use")
+
+
+def release_block(block: tuple[int, int], owner: str, registry: Path = ADDRESS_REGISTRY) -> None:
+    path = registry / f"{block[0]}.{block[1]}"
+    with contextlib.suppress(FileNotFoundError), locked(registry / ".lock"):
+        if path.read_text() == owner:
+            path.unlink()
+
+
+def _stale(reservation: Path) -> bool:
+    try:
+        owner = Path(reservation.read_text())
+    except FileNotFoundError:
+        return True
+    state = read_json(owner / "state.json", None) if owner.is_dir() else None
+    if state is None:
+        # Being submitted right now (the folder appears when it is complete) or gone for
+        # good: only the second is stale, and a submission takes seconds, not minutes.
+        return time.time() - reservation.stat().st_mtime > 600
+    return state.get("state") in ("succeeded", "failed", "stopped")
+
+
+def make_dirs(path: Path, mode: int = 0o755) -> None:
+    """``mkdir -p`` with ``mode`` on every folder it creates, whatever the umask of the
+    process calling (the job user must be able to enter them)."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        folder.mkdir(exist_ok=True)
+        os.chmod(folder, mode)
+
+
+def _ensure_registry(registry: Path) -> None:
+    registry.mkdir(mode=0o755, exist_ok=True)
+    # Sticky and open to all, like /tmp: consoles running as other users share the blocks.
+    if stat.S_IMODE(registry.stat().st_mode) != 0o1777 and registry.stat().st_uid == os.getuid():
+        os.chmod(registry, 0o1777)

@@ -1,0 +1,180 @@
+"""What :meth:`LocalRunner.submit` lays out before anything runs: checks of the workload,
+permissions of the mount sources, each replica's folder, and ``launch.json`` (argv and
+environment of every replica, rewritten for this machine) for the supervisor."""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import partial
+from pathlib import Path
+
+from resources.backends import local_runner_host as host
+from resources.backends.base import BackendError, Workload
+from resources.backends.local_runner_layout import (
+    FOLDER_NAME,
+    MAX_REPLICAS,
+    PEER_PORT,
+    WORKSPACE,
+    container_path_parts,
+    host_map,
+    local_hostfile,
+    localize,
+    real_path,
+    replica_address,
+    replica_env,
+    rewritten_paths,
+)
+
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+REPLICA_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+OUTPUTS = f"{WORKSPACE}/outputs"
+
+
+def check_workload(workload: Workload) -> None:
+    """Refuse what cannot run as asked, before anything is created."""
+    if not FOLDER_NAME.fullmatch(workload.id) or not FOLDER_NAME.fullmatch(workload.workdir_name):
+        raise ValueError(f"workload id and folder must be folder names: {workload.id!r}")
+    replicas = workload.replicas
+    if not 1 <= len(replicas) <= MAX_REPLICAS:
+        raise ValueError(f"a local workload has 1 to {MAX_REPLICAS} replicas, not {len(replicas)}")
+    if len({r.name for r in replicas}) != len(replicas):
+        raise ValueError("replica names must be unique")
+    if not any(r.awaited for r in replicas):
+        raise ValueError("no replica is awaited: the workload could never succeed")
+    if workload.graceful_seconds < 0 or workload.peer_timeout_seconds < 1:
+        raise ValueError("graceful_seconds must be >= 0 and peer_timeout_seconds >= 1")
+    for replica in replicas:
+        if not REPLICA_NAME.fullmatch(replica.name):
+            raise ValueError(f"replica name is not a DNS label: {replica.name!r}")
+        if replica.runs_entry and not replica.argv:
+            raise ValueError(f"{replica.label} runs the entry command but has no argv")
+        if replica.awaited and not replica.runs_entry:
+            raise ValueError(f"{replica.label} is awaited but runs nothing: it would never end")
+        targets = []
+        for source, target, _read_only in replica.mounts:
+            if not Path(source).is_absolute():
+                raise ValueError(f"mount source is not absolute: {source!r}")
+            container_path_parts(target)
+            if str(Path(target)) == WORKSPACE:
+                raise ValueError("a mount cannot replace /workspace itself")
+            targets.append(str(Path(target)))
+        for path in replica.files:
+            container_path_parts(path)
+            if any(path == t or path.startswith(t + "/") for t in targets):
+                raise ValueError(f"file {path} would be written into a mount")
+
+
+def prepare_sources(workload: Workload, user: host.JobUser | None) -> None:
+    """Every mount source exists (a writable one is made if missing: a batch sub-task's
+    outputs folder), the job user can reach it, and its permissions say its mode."""
+    read_only: dict[str, bool] = {}
+    for replica in workload.replicas:
+        for source, _target, ro in replica.mounts:
+            read_only[source] = read_only.get(source, False) or ro  # read-only wins
+    for source, ro in read_only.items():
+        path = Path(source)
+        if not path.exists():
+            if ro:
+                raise BackendError(f"mount source does not exist: {source}")
+            host.make_dirs(path)  # e.g. a batch sub-task's outputs folder
+        blocked = host.unreachable_ancestor(path, user)
+        if blocked is not None:
+            raise BackendError(f"the job user cannot enter {blocked} (for {source})")
+        host.prepare_source(path, user, read_only=ro)
+
+
+def lay_out(
+    workload: Workload,
+    *,
+    folder: Path,
+    staging: Path,
+    block: tuple[int, int],
+    user: host.JobUser | None,
+) -> dict:
+    """Each replica's folder, and what the supervisor runs: argv and environment with
+    in-container paths and host names rewritten for this machine."""
+    replicas = workload.replicas
+    addresses = [replica_address(block, i) for i in range(len(replicas))]
+    names = [(r.name, r.aliases) for r in replicas]
+    every_name = {alias for name, aliases in names for alias in (name, *aliases)}
+    launch_replicas = []
+    for position, replica in enumerate(replicas):
+        real_dir = str(folder / replica.name)
+        work = staging / replica.name
+        host.make_dirs(work)
+        for sub in ("workspace", "home", "tmp"):
+            host.make_dirs(work / sub)
+            host.give_to(work / sub, user)
+        rewrite = partial(
+            localize,
+            replica_dir=real_dir,
+            paths=rewritten_paths(replica.files, (m[1] for m in replica.mounts)),
+            hosts=host_map(names, addresses, own=addresses[position]),
+        )
+        for source, target, _read_only in replica.mounts:
+            link = Path(real_path(target, str(work)))
+            host.make_dirs(link.parent)
+            link.symlink_to(source)
+        if not any(str(Path(m[1])) == OUTPUTS for m in replica.mounts):
+            host.make_dirs(work / "workspace" / "outputs")
+            host.give_to(work / "workspace" / "outputs", user)
+        for path, text in replica.files.items():
+            local = local_hostfile(text, every_name) if workload.wait_for_peers else None
+            target = Path(real_path(path, str(work)))
+            host.make_dirs(target.parent)
+            target.write_text(local if local is not None else rewrite(text), encoding="utf-8")
+            target.chmod(0o644)
+        base = {
+            "PATH": host.searchable_path(os.environ.get("PATH") or DEFAULT_PATH, user),
+            "LANG": "C.UTF-8",
+            "HOME": f"{real_dir}/home",
+            "TMPDIR": f"{real_dir}/tmp",
+            "USER": user.name if user else os.environ.get("USER", ""),
+            "LOGNAME": user.name if user else os.environ.get("USER", ""),
+            "HOSTNAME": replica.name,
+            "PYTHONUNBUFFERED": "1",  # live logs: Python buffers a file's output otherwise
+        }
+        env = replica_env(
+            base=base,
+            plan_env=replica.env,
+            localize_text=rewrite,
+            slots=replica.slots,
+            address=addresses[position],
+            marker=(host.MARKER, str(folder)),
+        )
+        launch_replicas.append(
+            {
+                "name": replica.name,
+                "label": replica.label,
+                "dir": real_dir,
+                "cwd": f"{real_dir}/workspace",
+                # The plan has already filled in $VARIABLES (jobs.launch.commands).
+                "argv": [rewrite(arg) for arg in replica.argv],
+                "env": env,
+                "address": addresses[position],
+                "peer_port": PEER_PORT,
+                "runs_entry": replica.runs_entry,
+                "awaited": replica.awaited,
+            }
+        )
+    return {
+        "id": workload.id,
+        "block": list(block),
+        "graceful_seconds": workload.graceful_seconds,
+        "wait_for_peers": workload.wait_for_peers,
+        "peer_timeout_seconds": workload.peer_timeout_seconds,
+        "user": {"uid": user.uid, "gid": user.gid} if user else None,
+        "replicas": launch_replicas,
+    }
+
+
+def pending_state(workload: Workload) -> dict:
+    return {
+        "state": "pending",
+        "reason": "",
+        "replicas": [
+            {"name": r.name, "state": "pending", "exit_code": None, "reason": "", "process": None}
+            for r in workload.replicas
+        ],
+    }
