@@ -1,7 +1,6 @@
 from jobs.models.access import JobGroupObjectPermission, JobUserObjectPermission
 from jobs.models.devenv import DevEnvironment
 from jobs.models.events import JobEvent
-from jobs.models.predictions import JobPrediction
 from jobs.models.job import (
     LIVE_STATUSES,
     STATUS_OF_PHASE,
@@ -19,6 +18,7 @@ from jobs.models.job import (
     Status,
     SubTask,
 )
+from jobs.models.predictions import JobPrediction
 
 __all__ = [
     "LIVE_STATUSES",
