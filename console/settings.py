@@ -55,6 +55,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "console.tasks.heartbeat", "schedule": 15.0},
+    "admission-pass": {
+        "task": "jobs.tasks.admit",
+        "schedule": float(config.env_int("ADMISSION_SECONDS", 5, low=1)),
+    },
     "sync-inventory": {
         "task": "resources.tasks.sync_inventory",
         "schedule": float(config.env_int("INVENTORY_SYNC_SECONDS", 30, low=5)),

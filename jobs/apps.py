@@ -14,3 +14,9 @@ class JobsConfig(AppConfig):
         hooks.usage_providers.append(inventory_links.live_jobs_using)
         hooks.demand_providers.append(inventory_links.queued_boards_by_model)
         console_hooks.dashboard_panels.append(dashboard.my_jobs_panel)
+
+        from jobs import hooks as job_hooks
+        from jobs.tasks import enqueue_admission
+
+        job_hooks.queue_listeners.append(enqueue_admission)
+        hooks.inventory_listeners.append(enqueue_admission)

@@ -12,7 +12,7 @@ DEMO_JOBS = [
      "python /workspace/algorithm/train.py --epochs 5", 30),
     ("resnet-ddp", "running", "gpu-2", "pytorch", 2, "python /workspace/algorithm/train.py", 2),
     ("bad-lr", "error", "gpu-1", "single", 1, "python /workspace/algorithm/train.py --lr 10", 20),
-    ("sweep-large", "queued", "gpu-4", "mpi", 4, "python /workspace/algorithm/train.py", 1),
+    ("sweep-large", "queued", "gpu-4", "mpi", 2, "python /workspace/algorithm/train.py", 1),
 ]  # fmt: skip
 
 
@@ -20,7 +20,7 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
     from jobs import permissions
     from jobs.lifecycle import record
     from jobs.models import Job, JobSpecChoice
-    from resources.models import Algorithm, Image, NodeSpec
+    from resources.models import Algorithm, Allocation, Image, Node, NodeSpec
 
     alice, vision = users["alice"], projects["vision"]
     image = Image.objects.get(name="pytorch-2")
@@ -43,6 +43,18 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
             reason="exit code 1 on worker 0" if status == "error" else "",
         )  # fmt: skip
         JobSpecChoice.objects.create(job=job, spec=spec, order=0)
+        if status == "running":
+            # It holds two boards on each of two nodes, so bigger jobs have to wait for it.
+            for replica, node in enumerate(["local-a", "local-b"][:nodes]):
+                Allocation.objects.create(
+                    node=Node.objects.get(name=node),
+                    holder_id=job.pk,
+                    label=name,
+                    replica=f"worker-{replica}",
+                    cpu_millicores=spec.cpu_millicores,
+                    memory_mib=spec.memory_mib,
+                    slots=[0, 1],
+                )
         permissions.grant(job)
         record(job, "Demo job.")
     log(f"Demo jobs: {', '.join(name for name, *_ in DEMO_JOBS)}")

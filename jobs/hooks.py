@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 queue_listeners: list[Callable[[], None]] = []
+# (ids of the jobs a pass admitted) -> None: the execution layer starts them
+admission_listeners: list[Callable[[list[int]], None]] = []
 
 
 def queue_changed() -> None:

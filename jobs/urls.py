@@ -1,12 +1,13 @@
 from django.urls import path
 
-from jobs.views import detail, form, lists, operations
+from jobs.views import detail, form, lists, operations, predict, queue
 
 urlpatterns = [
     path("jobs/", lists.job_list, name="job_list"),
     path("jobs/delete/", lists.bulk_delete, name="job_bulk_delete"),
     path("jobs/new/", form.job_new, name="job_new"),
     path("jobs/new/refresh/", form.job_form_refresh, name="job_form_refresh"),
+    path("jobs/new/predict/", predict.job_form_predict, name="job_form_predict"),
     path("jobs/<int:pk>/", detail.job_detail, name="job_detail"),
     path("jobs/<int:pk>/clone/", form.job_clone, name="job_clone"),
     path("jobs/<int:pk>/stop/", operations.job_stop, name="job_stop"),
@@ -14,6 +15,8 @@ urlpatterns = [
     path("jobs/<int:pk>/duration/", operations.job_duration, name="job_duration"),
     path("jobs/<int:pk>/priority/", operations.job_priority, name="job_priority"),
     path("jobs/<int:pk>/devenv/", operations.job_devenv, name="job_devenv"),
+    path("queue/", queue.queue, name="queue"),
+    path("queue/<int:pk>/priority/", queue.queue_priority, name="queue_priority"),
     path("devenvs/<int:pk>/", operations.devenv_detail, name="devenv_detail"),
     path("devenvs/<int:pk>/job/", form.job_from_devenv, name="job_from_devenv"),
 ]

@@ -82,8 +82,6 @@ def celery_session_worker(django_db_setup, django_db_blocker):
 
     from console.celery import app
 
-    # A queue of its own, so that nothing else on a shared broker takes or feeds its tasks.
-    app.conf.task_default_queue = f"tests-{uuid.uuid4().hex[:8]}"
     with (
         django_db_blocker.unblock(),
         start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as worker,
@@ -93,4 +91,14 @@ def celery_session_worker(django_db_setup, django_db_blocker):
 
 @pytest.fixture
 def celery_worker(celery_session_worker, transactional_db):
+    # Tasks enqueued by earlier tests (whose rows are gone) must not run in this one.
+    celery_session_worker.app.control.purge()
     return celery_session_worker
+
+
+def pytest_configure(config):
+    from console.celery import app
+
+    # A queue of this run's own, so that nothing else on a shared broker (a running
+    # `make run`, another test run) takes or feeds its tasks.
+    app.conf.task_default_queue = f"tests-{uuid.uuid4().hex[:8]}"

@@ -9,8 +9,9 @@ from django.views.decorators.http import require_GET
 from console import limits
 from console.htmx import render_page
 from jobs import launching
-from jobs.models import Job, Priority
+from jobs.models import Job, JobPrediction, Priority
 from jobs.permissions import get_job_for_user
+from jobs.prediction import describe_blockers
 from jobs.workspace import job_mounts
 
 DETAIL_QUERYSET = Job.objects.select_related(
@@ -27,10 +28,15 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         for value, label in Priority.choices
         if value != Priority.VERY_URGENT or request.user.is_staff
     ]
+    prediction = JobPrediction.objects.filter(job=job).first()
+    blockers = describe_blockers(job.blockers, request.user) if job.blockers else []
     return render_page(
         request,
         "jobs/job_detail.html",
         {
+            "prediction": prediction,
+            "prediction_held": prediction.held(job.started_at) if prediction else None,
+            "blockers": blockers,
             "job": job,
             "may_change": may_change,
             "specs": [choice.spec for choice in job.spec_choices.all()],

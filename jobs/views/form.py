@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from console import limits
 from console.htmx import render_page
+from jobs import prediction
 from jobs.forms.job import JobForm
 from jobs.forms.rows import apply_row_action
 from jobs.models import DevEnvironment
@@ -58,10 +59,15 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None) -> HttpRes
             data = apply_row_action(request.POST, action)
             return _render(request, _quiet(JobForm(data, user=user, project=project)))
         form = JobForm(request.POST, user=user, project=project)
+        draft = prediction.draft_from(form.cleaned_data, project) if form.is_valid() else None
+        refusal = prediction.refusal(draft) if draft else None
+        if refusal:
+            form.add_error("specs", _("This job could never start: %(why)s.") % {"why": refusal})
         if form.is_valid():
             job = create_job(
                 form.cleaned_data, user=user, project=project, form=form, cloned_from=cloned_from
             )
+            prediction.remember(job, draft, user)
             messages.success(request, _("Job %(name)s is queued.") % {"name": job.name})
             return redirect(job)
         messages.error(request, _("The job was not created: see the fields marked below."))

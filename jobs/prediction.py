@@ -1,0 +1,182 @@
+"""Queue prediction for the job form (SPEC J24) and at submit, from the admission model.
+
+The web process plans the queue at most every few seconds and answers drafts from that
+plan (``forecast`` costs one search, not a re-plan), so typing in the form stays fast
+whatever the queue's length.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from jobs.models import Job, Priority
+from jobs.queue_words import Names, say
+from jobs.scheduling import core, forecast, never_fits
+from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
+from jobs.scheduling.db import epoch, load, moment
+from resources.availability import demand_of
+from resources.capacity import NodeState
+from resources.models import Node, NodeSpec
+
+PLAN_SECONDS = 5.0
+DRAFT_ID = -1
+
+_lock = threading.Lock()
+_cached: tuple[float, core.Schedule] | None = None
+
+
+def current_schedule() -> core.Schedule:
+    """The queue as the admission model sees it now (re-planned at most every few seconds)."""
+    global _cached
+    with _lock:
+        if _cached is None or time.monotonic() - _cached[0] > PLAN_SECONDS:
+            state = load()
+            schedule = core.schedule(
+                state.nodes, state.running, state.queue, state.now, state.committed
+            )
+            _cached = (time.monotonic(), schedule)
+        return _cached[1]
+
+
+def forget_schedule() -> None:
+    global _cached
+    with _lock:
+        _cached = None
+
+
+def draft_from(data: dict, project, *, job_id: int = DRAFT_ID) -> QueuedJob | None:
+    """A QueuedJob for the form's (partly) cleaned data; None while no spec is chosen."""
+    specs = list(data.get("specs") or [])
+    if not specs:
+        return None
+    nodes = max(1, min(data.get("node_count") or 1, 1000))
+    minimum = data.get("elastic_min_nodes") if data.get("elastic") else None
+    minimum = min(minimum, nodes) if minimum else None
+    pools = frozenset(project.pools.values_list("pk", flat=True)) if project else frozenset()
+    return QueuedJob(
+        id=job_id,
+        alternatives=tuple(Alternative(s.pk, demand_of(s), nodes, minimum) for s in specs),
+        duration=float((data.get("duration_hours") or 24) * 3600),
+        priority=data.get("priority") or Priority.NORMAL,
+        submitted_at=epoch(timezone.now()),
+        node_names=frozenset(node.name for node in data.get("node_names") or ()),
+        pool=getattr(data.get("pool"), "pk", None),
+        driver=getattr(data.get("driver_version"), "pk", None),
+        allowed_pools=pools,
+    )
+
+
+def whole_inventory() -> list[SchedNode]:
+    """Every live node, idle: what a job could ever run on."""
+    rows = Node.objects.live().values_list(
+        "pk",
+        "name",
+        "cpu_millicores",
+        "memory_mib",
+        "board_count",
+        "slices_per_board",
+        "accelerator_model_id",
+        "pool_id",
+        "driver_version_id",
+    )
+    return [
+        SchedNode(NodeState(pk, name, cpu, memory, boards, slices, model), pool, driver)
+        for pk, name, cpu, memory, boards, slices, model, pool, driver in rows
+    ]
+
+
+def refusal(draft: QueuedJob) -> str | None:
+    """Why the draft could never start on this inventory, in words; None if it could."""
+    reason = never_fits(whole_inventory(), draft)
+    return say(reason.cause) if reason else None
+
+
+@dataclass
+class Forecast:
+    prediction: Prediction
+    text: str
+    latest_start: object
+    blockers: list[tuple[str, str, object]]  # (name, url or "", ends at)
+    suggestions: list[str]
+
+
+def explain(draft: QueuedJob, user) -> Forecast:
+    schedule = current_schedule()
+    same_models = {alt.demand.model for alt in draft.alternatives}
+    chosen = {alt.spec_id for alt in draft.alternatives}
+    nodes = draft.alternatives[0].nodes
+    others = [
+        Alternative(spec.pk, demand_of(spec), nodes)
+        for spec in NodeSpec.objects.live()
+        if spec.pk not in chosen and spec.accelerator_model_id in same_models
+    ]
+    prediction = forecast(schedule, draft, others)
+    names = Names()
+    text = say(prediction.reason, names) if prediction.reason else ""
+    return Forecast(
+        prediction=prediction,
+        text=text,
+        latest_start=moment(prediction.latest_start),
+        blockers=describe_blockers(prediction.blockers, user),
+        suggestions=_suggestions(prediction, names),
+    )
+
+
+def describe_blockers(ids, user) -> list[tuple[str, str, object]]:
+    """(name, link, ends by) of the jobs whose end frees a reservation; jobs the user may
+    not see are named by their project only."""
+    visible = set(Job.objects.visible_to(user).filter(pk__in=ids).values_list("pk", flat=True))
+    rows = Job.objects.filter(pk__in=ids).values_list("pk", "name", "project__name", "deadline")
+    found = []
+    for pk, name, project, deadline in rows:
+        if pk in visible:
+            found.append((name, f"/jobs/{pk}/", deadline))
+        else:
+            found.append((_("a job of project %(p)s") % {"p": project}, "", deadline))
+    return found
+
+
+def _suggestions(prediction: Prediction, names: Names) -> list[str]:
+    words = []
+    specs = dict(NodeSpec.objects.values_list("pk", "name"))
+    for suggestion in prediction.suggestions:
+        if suggestion.kind == "nodes":
+            words.append(_("%(n)s nodes instead would start now.") % {"n": suggestion.value})
+        elif suggestion.kind == "elastic":
+            words.append(
+                _("Elastic training with at least %(n)s nodes would start now.")
+                % {"n": suggestion.value}
+            )
+        elif suggestion.kind == "spec":
+            words.append(
+                _("Spec %(spec)s would start now.") % {"spec": specs.get(suggestion.value)}
+            )
+        elif suggestion.kind == "pool":
+            where = names.pool(suggestion.value) if suggestion.value else _("the shared nodes")
+            words.append(_("On %(pool)s it would start now.") % {"pool": where})
+    return words
+
+
+def remember(job: Job, draft: QueuedJob, user) -> None:
+    """Keep what was predicted at submit, to compare with the actual start later."""
+    from dataclasses import replace
+
+    from jobs.models import JobPrediction
+
+    result = explain(replace(draft, id=job.pk), user)
+    JobPrediction.objects.update_or_create(
+        job=job,
+        defaults={
+            "made_at": timezone.now(),
+            "starts_now": result.prediction.starts_now,
+            "latest_start": result.latest_start,
+            "position": result.prediction.position,
+            "queue_length": result.prediction.queue_length,
+            "reason": result.text[:500],
+        },
+    )

@@ -1,0 +1,320 @@
+"""The thin database layer around the pure core: load, run one pass, write decisions back.
+
+One admission pass at a time, cluster-wide: a PostgreSQL advisory lock is taken without
+waiting, so a concurrent or duplicate pass is a no-op. Each admission is its own transaction:
+the job's move to *admitted* (a conditional UPDATE) and its allocation rows commit together
+or not at all.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from jobs import lifecycle
+from jobs.models import Job, JobSpecChoice, Phase, Status
+from jobs.queue_words import Names, say
+from jobs.scheduling import core
+from jobs.scheduling.data import (
+    Alternative,
+    Placement,
+    QueuedJob,
+    Reservation,
+    RunningJob,
+    SchedNode,
+)
+from resources.availability import demand_of
+from resources.capacity import NodeState
+from resources.models import Allocation, Node, NodeSpec
+
+log = logging.getLogger(__name__)
+
+# pg advisory lock key of the admission pass ("adm" in ASCII).
+LOCK_KEY = 0x61646D
+
+
+def epoch(moment: datetime) -> float:
+    return moment.timestamp()
+
+
+def moment(seconds: float | None) -> datetime | None:
+    return None if seconds is None else datetime.fromtimestamp(seconds, tz=UTC)
+
+
+@dataclass
+class State:
+    now: float
+    nodes: list[SchedNode]
+    running: list[RunningJob]
+    queue: list[QueuedJob]
+    committed: dict[int, Reservation]
+    names: dict[int, str] = field(default_factory=dict)  # job id -> name
+
+
+def _nodes() -> tuple[list[SchedNode], dict[int, NodeState]]:
+    states = {}
+    nodes = []
+    for (
+        pk,
+        name,
+        cpu,
+        memory,
+        boards,
+        slices,
+        model,
+        pool,
+        driver,
+    ) in Node.objects.schedulable().values_list(
+        "pk",
+        "name",
+        "cpu_millicores",
+        "memory_mib",
+        "board_count",
+        "slices_per_board",
+        "accelerator_model_id",
+        "pool_id",
+        "driver_version_id",
+    ):
+        state = NodeState(pk, name, cpu, memory, boards, slices, model)
+        states[pk] = state
+        nodes.append(SchedNode(state, pool, driver))
+    return nodes, states
+
+
+def _running(now: float, states: dict[int, NodeState]) -> list[RunningJob]:
+    """Jobs holding resources, with when they end at the latest; other holders (development
+    environments...) count as node usage with no known end."""
+    holders = {}
+    for pk, deadline, admitted, started, hours in Job.objects.filter(
+        status=Status.RUNNING
+    ).values_list("pk", "deadline", "admitted_at", "started_at", "duration_hours"):
+        start = started or admitted or timezone.now()
+        end = deadline or (start + timezone.timedelta(hours=hours))
+        holders[pk] = epoch(end)
+    holdings: dict[int, list[Placement]] = defaultdict(list)
+    for node_id, kind, holder, cpu, memory, slots in Allocation.objects.live().values_list(
+        "node_id", "holder_kind", "holder_id", "cpu_millicores", "memory_mib", "slots"
+    ):
+        if kind == Allocation.Holder.JOB and holder in holders:
+            if node_id in states:
+                holdings[holder].append(Placement(node_id, cpu, memory, tuple(slots)))
+        elif node_id in states:
+            state = states[node_id]
+            state.cpu_used += cpu
+            state.memory_used += memory
+            state.used_slots.update(slots)
+    return [RunningJob(pk, max(end, now), tuple(holdings[pk])) for pk, end in holders.items()]
+
+
+def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str]]:
+    from resources.models import ResourcePool
+
+    pools_of: dict[int, set[int]] = defaultdict(set)
+    for pool, project in ResourcePool.projects.through.objects.values_list(
+        "resourcepool_id", "project_id"
+    ):
+        pools_of[project].add(pool)
+    specs = {spec.pk: spec for spec in NodeSpec.objects.all()}
+    choices: dict[int, list[int]] = defaultdict(list)
+    for job_id, spec_id in (
+        JobSpecChoice.objects.filter(job__phase=Phase.QUEUED)
+        .order_by("job_id", "order")
+        .values_list("job_id", "spec_id")
+    ):
+        choices[job_id].append(spec_id)
+    queue, committed, names = [], {}, {}
+    for row in Job.objects.filter(phase=Phase.QUEUED).values(
+        "pk",
+        "name",
+        "priority",
+        "resubmitted",
+        "submitted_at",
+        "duration_hours",
+        "node_count",
+        "elastic_min_nodes",
+        "node_names",
+        "pool_id",
+        "driver_version_id",
+        "project_id",
+        "reservation",
+    ):
+        alternatives = tuple(
+            Alternative(
+                spec_id,
+                demand_of(specs[spec_id]),
+                row["node_count"],
+                min(row["elastic_min_nodes"], row["node_count"])
+                if row["elastic_min_nodes"]
+                else None,
+            )
+            for spec_id in choices.get(row["pk"], [])
+        )
+        if not alternatives:
+            continue
+        queue.append(
+            QueuedJob(
+                id=row["pk"],
+                alternatives=alternatives,
+                duration=row["duration_hours"] * 3600.0,
+                priority=row["priority"],
+                resubmitted=row["resubmitted"],
+                submitted_at=epoch(row["submitted_at"]),
+                node_names=frozenset(row["node_names"] or ()),
+                pool=row["pool_id"],
+                driver=row["driver_version_id"],
+                allowed_pools=frozenset(pools_of[row["project_id"]]),
+            )
+        )
+        names[row["pk"]] = row["name"]
+        if row["reservation"]:
+            committed[row["pk"]] = _reservation_from_json(row["pk"], row["reservation"])
+    return queue, committed, names
+
+
+def _reservation_to_json(reservation: Reservation) -> dict:
+    return {
+        "start": reservation.start,
+        "end": reservation.end,
+        "spec": reservation.spec_id,
+        "placements": [[p.node_id, p.cpu, p.memory, list(p.slots)] for p in reservation.placements],
+        "blockers": list(reservation.blockers),
+        "position": reservation.position,
+    }
+
+
+def _reservation_from_json(job_id: int, data: dict) -> Reservation:
+    return Reservation(
+        job_id=job_id,
+        position=data.get("position", 0),
+        start=data.get("start"),
+        end=data.get("end"),
+        spec_id=data.get("spec"),
+        placements=tuple(Placement(n, c, m, tuple(s)) for n, c, m, s in data.get("placements", [])),
+        reason=None,
+        blockers=tuple(data.get("blockers", ())),
+    )
+
+
+def load(now: datetime | None = None) -> State:
+    now_seconds = epoch(now or timezone.now())
+    nodes, states = _nodes()
+    running = _running(now_seconds, states)
+    queue, committed, names = _queue()
+    return State(now_seconds, nodes, running, queue, committed, names)
+
+
+@dataclass
+class PassResult:
+    ran: bool
+    admitted: list[int] = field(default_factory=list)
+    queued: int = 0
+
+
+def _try_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY])
+        return bool(cursor.fetchone()[0])
+
+
+def _unlock() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+
+
+def run_pass(now: datetime | None = None) -> PassResult:
+    """One admission pass; a no-op (``ran=False``) while another pass holds the lock."""
+    if connection.in_atomic_block:
+        raise RuntimeError("an admission pass commits as it goes: call it outside a transaction")
+    if not _try_lock():
+        return PassResult(ran=False)
+    try:
+        state = load(now)
+        result = core.schedule(state.nodes, state.running, state.queue, state.now, state.committed)
+        admitted = [a.job_id for a in result.admissions if _admit(a, state)]
+        _record(result.reservations, state, admitted)
+        return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted))
+    finally:
+        _unlock()
+
+
+@transaction.atomic
+def _admit(admission, state: State) -> bool:
+    """The job's move to admitted and its allocations, in one transaction."""
+    job = (
+        Job.objects.select_for_update(skip_locked=True)
+        .filter(pk=admission.job_id, phase=Phase.QUEUED)
+        .first()
+    )
+    if job is None:
+        return False  # stopped or deleted since the pass loaded it
+    nodes = len(admission.placements)
+    message = _("Admitted on %(spec)s: %(n)s node(s) reserved.") % {
+        "spec": NodeSpec.objects.get(pk=admission.spec_id).name,
+        "n": nodes,
+    }
+    moved = lifecycle.move(
+        job,
+        Phase.ADMITTED,
+        message,
+        spec_id=admission.spec_id,
+        admitted_at=timezone.now(),
+        node_count=nodes,
+        queue_position=None,
+        latest_start=None,
+        wait_reason="",
+        blockers=[],
+        reservation=None,
+    )
+    if not moved:
+        return False
+    Allocation.objects.bulk_create(
+        Allocation(
+            node_id=placement.node_id,
+            holder_kind=Allocation.Holder.JOB,
+            holder_id=job.pk,
+            label=job.name,
+            replica=f"worker-{index}",
+            cpu_millicores=placement.cpu,
+            memory_mib=placement.memory,
+            slots=list(placement.slots),
+        )
+        for index, placement in enumerate(admission.placements)
+    )
+    return True
+
+
+def _record(reservations: dict[int, Reservation], state: State, admitted: list[int]) -> None:
+    """Write each queued job's position, latest start, reason and blockers."""
+    done = set(admitted)
+    names = Names()
+    updates = []
+    # Positions among the jobs still waiting: the admitted ones have left the queue.
+    waiting = sorted(
+        (r for job_id, r in reservations.items() if job_id not in done),
+        key=lambda r: r.position,
+    )
+    for position, reservation in enumerate(waiting, start=1):
+        job_id = reservation.job_id
+        updates.append(
+            Job(
+                pk=job_id,
+                queue_position=position,
+                latest_start=moment(reservation.start),
+                wait_reason=say(reservation.reason, names)[:500] if reservation.reason else "",
+                blockers=list(reservation.blockers),
+                reservation=_reservation_to_json(reservation)
+                if reservation.start is not None
+                else None,
+            )
+        )
+    Job.objects.filter(pk__in=[job.pk for job in updates], phase=Phase.QUEUED).bulk_update(
+        updates,
+        ["queue_position", "latest_start", "wait_reason", "blockers", "reservation"],
+        batch_size=1000,
+    )

@@ -1,0 +1,59 @@
+"""Background work of the jobs app: the admission pass and the queue timeout (SPEC Q6)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from celery import shared_task
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from console import limits
+from jobs import lifecycle
+from jobs.models import Job, JobEvent, Phase
+
+log = logging.getLogger(__name__)
+
+
+def enqueue_admission() -> None:
+    """Ask for a pass soon (after the current transaction commits)."""
+    transaction.on_commit(lambda: admit.delay())
+
+
+def fail_overdue_resubmissions(now=None) -> list[int]:
+    """Q6: a job resubmitted after a fault that waits longer than the admin's timeout ends
+    as error, with an event saying so."""
+    now = now or timezone.now()
+    minutes = limits.current().resubmit_queue_timeout_minutes
+    overdue = Job.objects.filter(
+        phase=Phase.QUEUED, resubmitted=True, submitted_at__lt=now - timedelta(minutes=minutes)
+    )
+    ended = []
+    for job in overdue:
+        message = _(
+            "Resubmitted after a fault, it waited more than %(n)s minutes in the queue: the "
+            "cluster has no room for it. Ended as error."
+        ) % {"n": minutes}
+        if lifecycle.move(
+            job, Phase.ERROR, message, kind=JobEvent.Kind.ERROR, reason=message[:500]
+        ):
+            ended.append(job.pk)
+    return ended
+
+
+@shared_task
+def admit() -> None:
+    """One admission pass. Beat calls it every few seconds and views enqueue it on submit,
+    stop and finish; a pass that finds another one running returns at once."""
+    from jobs.scheduling.db import run_pass
+
+    fail_overdue_resubmissions()
+    result = run_pass()
+    if result.admitted:
+        log.info("admitted %s", result.admitted)
+        from jobs import hooks
+
+        for listener in hooks.admission_listeners:
+            listener(result.admitted)

@@ -1,0 +1,48 @@
+"""/jobs/new/predict/: the queue prediction beside the Create button (SPEC J24)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_POST
+
+from jobs import prediction
+from jobs.forms.job import JobForm
+
+
+def context_for(form: JobForm, user, project) -> dict:
+    """What the prediction panel shows for the form's current values."""
+    form.is_valid()  # the fields that are valid so far are enough to predict
+    draft = prediction.draft_from(form.cleaned_data, project)
+    if draft is None:
+        return {"forecast": None}
+    refusal = prediction.refusal(draft)
+    if refusal:
+        return {"forecast": True, "refusal": refusal}
+    result = prediction.explain(draft, user)
+    specs = {spec.pk: spec.name for spec in form.cleaned_data.get("specs") or []}
+    from resources.models import NodeSpec
+
+    name = (
+        specs.get(result.prediction.spec_id)
+        or NodeSpec.objects.filter(pk=result.prediction.spec_id)
+        .values_list("name", flat=True)
+        .first()
+    )
+    return {
+        "forecast": result,
+        "spec_name": name,
+        "first_spec_id": draft.alternatives[0].spec_id,
+    }
+
+
+@require_POST
+@login_required
+def job_form_predict(request: HttpRequest) -> HttpResponse:
+    form = JobForm(request.POST, user=request.user, project=request.project)
+    response = render(
+        request, "jobs/prediction.html", context_for(form, request.user, request.project)
+    )
+    response["Cache-Control"] = "no-store"
+    return response
