@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from jobs.models import Job, Priority
-from jobs.queue_words import Names, say
+from jobs.queue_words import Names, say, why_never
 from jobs.scheduling import core, forecast, never_fits
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
 from jobs.scheduling.db import epoch, load, moment
@@ -93,7 +93,7 @@ def whole_inventory() -> list[SchedNode]:
 def refusal(draft: QueuedJob) -> str | None:
     """Why the draft could never start on this inventory, in words; None if it could."""
     reason = never_fits(whole_inventory(), draft)
-    return say(reason.cause) if reason else None
+    return why_never(reason) if reason else None
 
 
 @dataclass

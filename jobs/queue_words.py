@@ -135,3 +135,17 @@ def say(reason: Reason | None, names: Names | None = None) -> str:
         case NeverFits(cause=cause):
             return _("can never start: %(why)s") % {"why": say(cause, names)}
     return str(reason)
+
+
+def why_never(reason: NeverFits, names: Names | None = None) -> str:
+    """What makes a job impossible on this inventory, without the "can never start" lead."""
+    names = names or Names()
+    cause = reason.cause
+    if isinstance(cause, Shortfall):
+        return _shortfall(cause, names, never=True)
+    if isinstance(cause, TooFewNodes):
+        return _("needs %(need)s nodes at once; only %(fit)s can ever take it") % {
+            "need": cause.need,
+            "fit": cause.fit,
+        }
+    return say(cause, names)
