@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from math import inf
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -30,17 +31,65 @@ _lock = threading.Lock()
 _cached: tuple[float, core.Schedule] | None = None
 
 
+def replay(state) -> core.Schedule:
+    """The last pass's plan rebuilt from the reservations it stored, without searching.
+
+    A full pass searches for every queued job (seconds for a long queue); the form only
+    needs the profile the jobs ahead of a draft occupy, which their stored reservations
+    give. Only a job without one (submitted since the pass) is searched for.
+    """
+    schedule = core.Schedule(state.nodes, state.now)
+    for job in state.running:
+        schedule.hold(job)
+    schedule.order = core.order(state.queue)
+    schedule.keys = [job.queue_key for job in schedule.order]
+    # Promises first (as a pass keeps them), then whatever has none, in queue order.
+    fresh = [
+        job
+        for job in schedule.order
+        if job.id not in state.committed or not schedule._recommit(job, state.committed[job.id])
+    ]
+    for job in fresh:
+        booking = schedule.bookings[job.id] = schedule.book(job, schedule.profile, inf)
+        if booking.start is not None:
+            schedule._insert(job, booking)
+    return schedule
+
+
+_refreshing = threading.Event()
+
+
+def _refresh() -> None:
+    global _cached
+    try:
+        schedule = replay(load())
+        with _lock:
+            _cached = (time.monotonic(), schedule)
+    finally:
+        from django.db import connection
+
+        connection.close()  # this thread's own connection
+        _refreshing.clear()
+
+
 def current_schedule() -> core.Schedule:
-    """The queue as the admission model sees it now (re-planned at most every few seconds)."""
+    """The queue as the admission model sees it (rebuilt every few seconds).
+
+    Only the first request of a process waits for the plan; after that a stale plan is
+    answered from while a thread rebuilds it, so typing in the form never waits on it.
+    """
     global _cached
     with _lock:
-        if _cached is None or time.monotonic() - _cached[0] > PLAN_SECONDS:
-            state = load()
-            schedule = core.schedule(
-                state.nodes, state.running, state.queue, state.now, state.committed
-            )
+        cached = _cached
+    if cached is None:
+        schedule = replay(load())
+        with _lock:
             _cached = (time.monotonic(), schedule)
-        return _cached[1]
+        return schedule
+    if time.monotonic() - cached[0] > PLAN_SECONDS and not _refreshing.is_set():
+        _refreshing.set()
+        threading.Thread(target=_refresh, daemon=True).start()
+    return cached[1]
 
 
 def forget_schedule() -> None:

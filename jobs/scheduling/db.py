@@ -236,7 +236,8 @@ def run_pass(now: datetime | None = None) -> PassResult:
     try:
         state = load(now)
         result = core.schedule(state.nodes, state.running, state.queue, state.now, state.committed)
-        admitted = [a.job_id for a in result.admissions if _admit(a, state)]
+        spec_names = dict(NodeSpec.objects.values_list("pk", "name"))
+        admitted = [a.job_id for a in result.admissions if _admit(a, state, spec_names)]
         _record(result.reservations, state, admitted)
         return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted))
     finally:
@@ -244,18 +245,16 @@ def run_pass(now: datetime | None = None) -> PassResult:
 
 
 @transaction.atomic
-def _admit(admission, state: State) -> bool:
-    """The job's move to admitted and its allocations, in one transaction."""
-    job = (
-        Job.objects.select_for_update(skip_locked=True)
-        .filter(pk=admission.job_id, phase=Phase.QUEUED)
-        .first()
-    )
-    if job is None:
-        return False  # stopped or deleted since the pass loaded it
+def _admit(admission, state: State, spec_names: dict[int, str]) -> bool:
+    """The job's move to admitted and its allocations, in one transaction.
+
+    The move is a conditional UPDATE from *queued*: a job stopped or deleted since the pass
+    loaded it is left alone, and nothing is allocated for it.
+    """
+    job = Job(pk=admission.job_id, phase=Phase.QUEUED, name=state.names[admission.job_id])
     nodes = len(admission.placements)
     message = _("Admitted on %(spec)s: %(n)s node(s) reserved.") % {
-        "spec": NodeSpec.objects.get(pk=admission.spec_id).name,
+        "spec": spec_names.get(admission.spec_id, admission.spec_id),
         "n": nodes,
     }
     moved = lifecycle.move(
@@ -290,31 +289,47 @@ def _admit(admission, state: State) -> bool:
 
 
 def _record(reservations: dict[int, Reservation], state: State, admitted: list[int]) -> None:
-    """Write each queued job's position, latest start, reason and blockers."""
+    """Write each queued job's position, latest start, reason, blockers and reservation.
+
+    One UPDATE ... FROM unnest(...) for the whole queue: a pass rewrites every waiting job,
+    and row-by-row updates would cost more than the pass itself.
+    """
+    import json
+
     done = set(admitted)
     names = Names()
-    updates = []
     # Positions among the jobs still waiting: the admitted ones have left the queue.
     waiting = sorted(
         (r for job_id, r in reservations.items() if job_id not in done),
         key=lambda r: r.position,
     )
+    if not waiting:
+        return
+    ids, positions, starts, reasons, blockers, stored = [], [], [], [], [], []
     for position, reservation in enumerate(waiting, start=1):
-        job_id = reservation.job_id
-        updates.append(
-            Job(
-                pk=job_id,
-                queue_position=position,
-                latest_start=moment(reservation.start),
-                wait_reason=say(reservation.reason, names)[:500] if reservation.reason else "",
-                blockers=list(reservation.blockers),
-                reservation=_reservation_to_json(reservation)
-                if reservation.start is not None
-                else None,
-            )
+        ids.append(reservation.job_id)
+        positions.append(position)
+        starts.append(moment(reservation.start))
+        reasons.append(say(reservation.reason, names)[:500] if reservation.reason else "")
+        blockers.append(json.dumps(list(reservation.blockers)))
+        stored.append(
+            json.dumps(_reservation_to_json(reservation)) if reservation.start is not None else None
         )
-    Job.objects.filter(pk__in=[job.pk for job in updates], phase=Phase.QUEUED).bulk_update(
-        updates,
-        ["queue_position", "latest_start", "wait_reason", "blockers", "reservation"],
-        batch_size=1000,
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE jobs_job SET
+                queue_position = v.position,
+                latest_start = v.start,
+                wait_reason = v.reason,
+                blockers = ARRAY(SELECT jsonb_array_elements_text(v.blockers)::bigint),
+                reservation = v.stored
+            FROM (
+                SELECT unnest(%s::bigint[]) AS id, unnest(%s::integer[]) AS position,
+                       unnest(%s::timestamptz[]) AS start, unnest(%s::text[]) AS reason,
+                       unnest(%s::jsonb[]) AS blockers, unnest(%s::jsonb[]) AS stored
+            ) AS v
+            WHERE jobs_job.id = v.id AND jobs_job.phase = %s
+            """,
+            [ids, positions, starts, reasons, blockers, stored, Phase.QUEUED],
+        )

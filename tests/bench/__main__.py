@@ -10,13 +10,16 @@ import argparse
 import sys
 import time
 
-from tests.bench import cluster, foundation, jobs
+from tests.bench import cluster, foundation, jobs, scheduler
 
 BENCHMARKS = {
     "cold_start": foundation.cold_start,
     "test_suite": foundation.test_suite,
     "cluster": cluster.cluster_page,
     "jobs": jobs.job_list,
+    "scheduler_core": scheduler.core_figures,
+    "admission": scheduler.admission_with_writes,
+    "prediction": scheduler.prediction_page,
 }
 
 

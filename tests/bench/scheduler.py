@@ -1,0 +1,170 @@
+"""The scheduler: the pure core's figures, one admission pass with database writes, and the
+form's prediction with 10,000 queued jobs on 1,000 nodes."""
+
+from __future__ import annotations
+
+import random
+import time
+from decimal import Decimal
+
+from tests.bench.harness import bench_database, p50_p95, timings
+
+NODES = 1000
+
+
+def core_figures():
+    from jobs.scheduling.bench import bench
+
+    return [(f"core: {label}", figure) for label, figure in bench()]
+
+
+def _inventory():
+    from django.contrib.auth.models import User
+
+    from console.models import Membership, Project
+    from resources.models import AcceleratorModel, Image, Node, NodeSpec
+
+    user = User.objects.create_user("alice", password="x")
+    project = Project.objects.create(name="Vision", slug="vision")
+    Membership.objects.create(project=project, user=user)
+    model = AcceleratorModel.objects.create(name="A100", kind="GPU", memory_gib=80)
+    Node.objects.bulk_create(
+        Node(
+            name=f"gpu-{i:04d}",
+            cpu_millicores=128000,
+            memory_mib=1024 * 1024,
+            accelerator_model=model,
+            board_count=8,
+        )
+        for i in range(NODES)
+    )
+    specs = NodeSpec.objects.bulk_create(
+        NodeSpec(
+            name=f"a100x{b}",
+            cpu_millicores=8000 * b,
+            memory_mib=65536 * b,
+            boards=Decimal(b),
+            accelerator_model=model,
+        )
+        for b in (1, 2, 4, 8)
+    )
+    image = Image.objects.create(
+        name="img", reference="r/i:1", scopes=["training"], board_kinds=["GPU"]
+    )
+    return user, project, specs, image
+
+
+def _queue(user, project, specs, image, count: int, rng: random.Random):
+    from django.utils import timezone
+
+    from jobs.models import Job, JobSpecChoice
+
+    now = timezone.now()
+    jobs = Job.objects.bulk_create(
+        Job(
+            name=f"j{i}",
+            owner=user,
+            project=project,
+            image=image,
+            command="python t.py",
+            output_path="o",
+            duration_hours=rng.choice([1, 4, 24]),
+            mode="pytorch",
+            node_count=rng.randint(1, 16),
+            priority=rng.choice([0, 0, 0, 1]),
+            submitted_at=now - timezone.timedelta(seconds=count - i),
+        )
+        for i in range(count)
+    )
+    JobSpecChoice.objects.bulk_create(
+        (JobSpecChoice(job=job, spec=rng.choice(specs), order=0) for job in jobs),
+        batch_size=5000,
+    )
+
+
+def admission_with_writes():
+    """One pass over 1,000 queued gang jobs on 1,000 nodes, split into its parts."""
+    with bench_database():
+        from jobs.scheduling import core
+        from jobs.scheduling.db import _admit, _record, load
+        from resources.models import NodeSpec
+
+        user, project, specs, image = _inventory()
+        _queue(user, project, specs, image, 1000, random.Random(3))
+        started = time.perf_counter()
+        state = load()
+        loaded = time.perf_counter()
+        result = core.schedule(state.nodes, state.running, state.queue, state.now)
+        planned = time.perf_counter()
+        names = dict(NodeSpec.objects.values_list("pk", "name"))
+        admitted = [a.job_id for a in result.admissions if _admit(a, state, names)]
+        written = time.perf_counter()
+        _record(result.reservations, state, admitted)
+        recorded = time.perf_counter()
+        n = len(admitted)
+        return [
+            (
+                "admission pass, 1,000 gang jobs (1–16 nodes) on 1,000 nodes",
+                f"{n} admitted; load {loaded - started:.2f} s, plan {planned - loaded:.2f} s, "
+                f"admissions written {written - planned:.2f} s, queue standing written "
+                f"{recorded - written:.2f} s",
+            ),
+            ("  admissions/s, pure core (plan)", f"{n / (planned - loaded):.0f}"),
+            ("  admissions/s, their database writes", f"{n / (written - planned):.0f}"),
+            ("  admissions/s, whole pass", f"{n / (recorded - started):.0f}"),
+        ]
+
+
+def prediction_page():
+    with bench_database():
+        from django.contrib.auth.models import User
+        from django.test import Client
+
+        from jobs import prediction
+
+        user, project, specs, image = _inventory()
+        _queue(user, project, specs, image, 10000, random.Random(5))
+        from resources.models import Algorithm
+
+        algorithm = Algorithm.objects.create(name="a", owner=user, project=project, path="a")
+        client = Client()
+        client.force_login(User.objects.get(username="alice"))
+        data = {
+            "name": "draft",
+            "others_access": "none",
+            "job_type": "regular",
+            "priority": "0",
+            "algorithm": algorithm.pk,
+            "command": "python t.py",
+            "output_path": "o",
+            "mode": "pytorch",
+            "specs": [specs[2].pk],
+            "node_count": "4",
+            "ps_count": "0",
+            "image": image.pk,
+            "graceful_shutdown_seconds": "30",
+            "duration_hours": "24",
+            "subtask_count": "0",
+            "dataset_count": "0",
+        }
+        from jobs.scheduling.db import run_pass
+
+        started = time.perf_counter()
+        run_pass()  # what the worker does every few seconds: it stores every reservation
+        full_pass = time.perf_counter() - started
+        prediction.forget_schedule()
+        started = time.perf_counter()
+        client.post("/jobs/new/predict/", data)
+        cold = (time.perf_counter() - started) * 1000
+        prediction.PLAN_SECONDS = 3600  # measure answers from one plan, as between passes
+        samples = timings(lambda: client.post("/jobs/new/predict/", data), runs=50, warmup=2)
+        return [
+            (
+                "prediction answer (/jobs/new/predict/), 10,000 queued jobs, 1,000 nodes",
+                f"{p50_p95(samples)}; the first after a pass rebuilds the plan: {cold:.0f} ms",
+            ),
+            (
+                "admission pass over 10,000 queued jobs, 1,000 nodes (with writes)",
+                f"{full_pass:.1f} s",
+            ),
+        ]
