@@ -28,6 +28,7 @@ PLAN_SECONDS = 5.0
 DRAFT_ID = -1
 
 _lock = threading.Lock()
+_forecast_lock = threading.Lock()
 _cached: tuple[float, core.Schedule] | None = None
 
 
@@ -164,7 +165,9 @@ def explain(draft: QueuedJob, user) -> Forecast:
         for spec in NodeSpec.objects.live()
         if spec.pk not in chosen and spec.accelerator_model_id in same_models
     ]
-    prediction = forecast(schedule, draft, others)
+    # The plan is shared by the process's threads, and a forecast caches profiles in it.
+    with _forecast_lock:
+        prediction = forecast(schedule, draft, others)
     names = Names()
     text = say(prediction.reason, names) if prediction.reason else ""
     return Forecast(

@@ -95,3 +95,38 @@ def test_read_only_member_sees_but_cannot_act(page, demo):
     response = page.goto(f"/jobs/{job.pk}/stop/")
     assert response.status == 403
     page.errors.clear()
+
+
+def test_prediction_panel_follows_the_form(page, demo):
+    from jobs import prediction
+
+    prediction.forget_schedule()
+    log_in(page, "alice")
+    page.goto("/jobs/new/")
+    p = page.page
+    panel = p.locator("[data-testid=prediction]")
+    expect(panel).to_contain_text("Pick a spec")
+    p.select_option("#id_mode", "pytorch")
+    p.wait_for_load_state("networkidle")
+    p.fill("#id_node_count", "2")
+    p.locator("[data-testid=spec-choices] .form-check", has_text="gpu-4").locator("input").check()
+    # resnet-ddp holds two boards on each 4-board node, and sweep-large waits for it first:
+    # two nodes of gpu-4 come after sweep-large.
+    expect(panel.locator("[data-state=queue]")).to_be_visible(timeout=10000)
+    expect(panel).to_contain_text("needs 4 boards of Demo-GPU on one node")
+    expect(panel).to_contain_text("sweep-large")
+    page.shot("job-form-prediction-queue")
+    p.fill("#id_node_count", "3")
+    p.locator("#id_node_count").dispatch_event("change")
+    expect(panel.locator("[data-state=never]")).to_be_visible(timeout=10000)
+    page.shot("job-form-prediction-never")
+
+
+def test_queue_page(page, demo):
+    from jobs.scheduling.db import run_pass
+
+    run_pass()
+    log_in(page, "lead")
+    page.goto("/queue/")
+    expect(page.page.locator("[data-job=sweep-large]")).to_contain_text("needs 4 boards")
+    page.shot("queue")
