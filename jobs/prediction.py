@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from math import inf
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -33,28 +32,8 @@ _cached: tuple[float, core.Schedule] | None = None
 
 
 def replay(state) -> core.Schedule:
-    """The last pass's plan rebuilt from the reservations it stored, without searching.
-
-    A full pass searches for every queued job (seconds for a long queue); the form only
-    needs the profile the jobs ahead of a draft occupy, which their stored reservations
-    give. Only a job without one (submitted since the pass) is searched for.
-    """
-    schedule = core.Schedule(state.nodes, state.now)
-    for job in state.running:
-        schedule.hold(job)
-    schedule.order = core.order(state.queue)
-    schedule.keys = [job.queue_key for job in schedule.order]
-    # Promises first (as a pass keeps them), then whatever has none, in queue order.
-    fresh = [
-        job
-        for job in schedule.order
-        if job.id not in state.committed or not schedule._recommit(job, state.committed[job.id])
-    ]
-    for job in fresh:
-        booking = schedule.bookings[job.id] = schedule.book(job, schedule.profile, inf)
-        if booking.start is not None:
-            schedule._insert(job, booking)
-    return schedule
+    """The last pass's plan rebuilt from the reservations it stored (no full re-plan)."""
+    return core.replay(state.nodes, state.running, state.queue, state.now, state.committed)
 
 
 _refreshing = threading.Event()

@@ -27,9 +27,14 @@ def _isolated(settings, tmp_path):
 
 @pytest.fixture(autouse=True)
 def _clean_cache():
+    from jobs import prediction
+
+    # The cache and the process's queue plan must not carry one test's rows into the next.
     cache.clear()
+    prediction.forget_schedule()
     yield
     cache.clear()
+    prediction.forget_schedule()
 
 
 @pytest.fixture

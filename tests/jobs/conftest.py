@@ -15,6 +15,7 @@ from tests.resources.factories import (
     AcceleratorModelFactory,
     DriverVersionFactory,
     ImageFactory,
+    NodeFactory,
     NodeSpecFactory,
     ResourcePoolFactory,
 )
@@ -25,13 +26,18 @@ def inventory(db, vision):
     a100 = AcceleratorModelFactory(name="A100")
     pool = ResourcePoolFactory(name="vision-pool")
     pool.projects.add(vision)
+    driver = DriverVersionFactory(kind="GPU", version="535")
+    # Somewhere for the form's jobs to run, so none is refused as never fitting.
+    NodeFactory(name="cpu-node")
+    NodeFactory(name="gpu-node", board_count=8, accelerator_model=a100, driver_version=driver)
+    NodeFactory(name="pool-node", board_count=8, accelerator_model=a100, pool=pool)
     return {
         "cpu": NodeSpecFactory(name="cpu-4", cpu_millicores=4000, memory_mib=8192),
         "gpu": NodeSpecFactory(name="a100x1", boards=Decimal(1), accelerator_model=a100),
         "image": ImageFactory(name="pytorch", board_kinds=["GPU", "CPU"]),
         "gpu_image": ImageFactory(name="cuda-only", board_kinds=["GPU"]),
         "dev_image": ImageFactory(name="notebook", scopes=[Image.Scope.DEVELOPMENT]),
-        "driver": DriverVersionFactory(kind="GPU", version="535"),
+        "driver": driver,
         "pool": pool,
         "a100": a100,
     }

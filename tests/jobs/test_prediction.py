@@ -7,9 +7,9 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from jobs import prediction
 from jobs.models import Job, JobPrediction, Phase, Priority
 from jobs.scheduling.db import run_pass
+from resources.models import Node
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import (
     AcceleratorModelFactory,
@@ -21,15 +21,10 @@ from tests.resources.factories import (
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fresh_plan():
-    prediction.forget_schedule()
-    yield
-    prediction.forget_schedule()
-
-
 @pytest.fixture
-def cluster(alice, vision):
+def cluster(alice, vision, inventory):
+    # Only these two 4-board nodes: the job fixtures' other nodes are retired.
+    Node.objects.update(retired_at=timezone.now())
     a100 = AcceleratorModelFactory(name="A100")
     nodes = [NodeFactory(name=f"g{i}", board_count=4, accelerator_model=a100) for i in range(2)]
     spec4 = NodeSpecFactory(

@@ -1,0 +1,410 @@
+"""The scheduling core: queue order, gang admission, reservations and their bounds.
+
+Plain data in, decisions out (SPEC Q2–Q5; DESIGN "Scheduling"). One pass, :func:`schedule`,
+walks the queue in SPEC Q2 order over a time-resource profile (:mod:`.profile`) holding the
+running jobs until their ``ends_at`` and gives every queued job a *reservation*: the earliest
+start at which all its nodes (at least its elastic minimum) fit on nodes its rules allow,
+beside everything already in the profile — on the first of its specs that starts earliest.
+Jobs whose reservation starts now are admitted. A job behind others may start now only in
+room their reservations leave (conservative backfill), so it never delays them.
+
+Why a reservation's start is a real latest start: the next pass is given this pass's
+reservations back (``committed``). It first re-books them as they were — still feasible,
+since running jobs only end earlier than planned and nothing new may come ahead of them —
+then, in queue order, lifts each one out and searches again only *up to its old start*,
+keeping the old booking when nothing earlier fits. Every booking made is feasible beside
+all others, so the profile never overbooks a node, and no reservation ever moves later.
+Last, every start is made ``now`` or the end of some job on its nodes (``_settle``): so the
+earliest start still to come is a running job's end, a pass comes by then (jobs end by their
+``ends_at``), and each job is admitted by its reserved start. Reservations are all-or-none
+(SPEC Q3), so admissions are too. A job that arrives ahead of committed ones (a higher
+priority, a resubmission) voids the commitments behind it: those are planned afresh.
+The property test in tests/jobs/test_scheduling_property.py simulates exactly this.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from math import inf
+from operator import attrgetter
+
+from jobs.scheduling.data import (
+    Admission,
+    Alternative,
+    Placement,
+    QueuedJob,
+    Reservation,
+    RunningJob,
+    SchedNode,
+)
+from jobs.scheduling.profile import Item, NodeInfo, Profile, to_mask
+from jobs.scheduling.reasons import (
+    NoAllowedNode,
+    Shortfall,
+)
+from jobs.scheduling.rules import allowed, idle_count, never_reason, rule_key, wait_reason
+from jobs.scheduling.search import Found, earliest, place
+
+# A running job past its ends_at is being stopped (SPEC F7) but still holds its nodes: plan
+# as if it left this many seconds from now.
+OVERDUE = 60.0
+# Node evaluations one earliest-start search may spend looking for holes before it appends
+# the job where nodes fall idle; keeps a pass over a long queue linear in its length.
+BUDGET = 4000
+
+
+def order(queue: Iterable[QueuedJob]) -> list[QueuedJob]:
+    """SPEC Q2: priority (very urgent first), then resubmitted after a fault, then submit
+    time, then id."""
+    return sorted(queue, key=attrgetter("queue_key"))
+
+
+@dataclass(slots=True)
+class Booking:
+    """Where a job is planned in this pass: start, spec and (node index, slots) replicas."""
+
+    start: float | None
+    alternative: Alternative | None
+    replicas: list[tuple[int, tuple[int, ...]]]
+    blockers: tuple[int, ...] = ()
+
+
+class Schedule:
+    """One pass: its reservations and admissions, plus the profile predictions reuse."""
+
+    def __init__(self, nodes: Sequence[SchedNode], now: float, budget: int = BUDGET):
+        self.now, self.budget = now, budget
+        self.nodes = list(nodes)
+        self.infos = [NodeInfo(i, n.state, n.pool, n.driver) for i, n in enumerate(nodes)]
+        self.by_id = {info.id: info for info in self.infos}
+        self.profile = Profile(self.infos, now)
+        self.timelines = self.profile.timelines
+        self.running: list[tuple[int, Item]] = []
+        self.order: list[QueuedJob] = []
+        self.bookings: dict[int, Booking] = {}
+        self.reservations: dict[int, Reservation] = {}
+        self.admissions: list[Admission] = []
+        self._capable: dict[tuple, tuple[list[int], int]] = {}
+        self.reasons_cache: dict[tuple, int | Shortfall] = {}  # see rules.wait_reason
+        self.keys: list[tuple] = []  # queue_key of each job, in order
+        self.ahead_cache: dict[int, Profile] = {}  # see predict.ahead
+
+    # -- the pass ---------------------------------------------------------------------------
+
+    def hold(self, job: RunningJob, overdue: float = OVERDUE) -> None:
+        """Book a running job's holdings from now until its ``ends_at``."""
+        end = job.ends_at if job.ends_at > self.now else self.now + overdue
+        for k, held in enumerate(job.holdings):
+            node_id, cpu, memory, slots = held
+            info = self.by_id.get(node_id)
+            if info is not None:  # a node taken out of scheduling holds nothing we plan on
+                item = Item(self.now, end, cpu, memory, to_mask(slots), job.id)
+                self.profile.add(info.index, (job.id, k), item)
+                self.running.append((info.index, item))
+
+    def run(
+        self,
+        queue: Iterable[QueuedJob],
+        committed: Mapping[int, Reservation],
+        *,
+        replay: bool = False,
+    ) -> None:
+        """Plan the queue. ``replay``: re-book every valid commitment as it is and search
+        only for the other jobs (no compression): a stored plan rebuilt, not a pass."""
+        self.order = order(queue)
+        self.keys = [job.queue_key for job in self.order]
+        kept = 0
+        for job in self.order:
+            held = committed.get(job.id)
+            if held is not None and self._recommit(job, held):
+                kept += 1
+            elif replay:
+                self._fresh(job)
+            else:
+                break
+        if not replay:
+            for job in self.order[:kept]:
+                self._compress(job)
+            for job in self.order[kept:]:
+                self._fresh(job)
+        self._settle()
+        self._finish()
+
+    def _fresh(self, job: QueuedJob) -> None:
+        booking = self.bookings[job.id] = self.book(job, self.profile, inf)
+        if booking.start is not None:
+            self._insert(job, booking)
+
+    def _recommit(self, job: QueuedJob, held: Reservation) -> bool:
+        """Book a previous reservation again exactly, if it is still valid and feasible."""
+        if held.start is None:
+            # Kept only while the job still cannot start: then it holds nothing.
+            self.bookings[job.id] = Booking(None, None, [])
+            return self._best(job, self.profile, inf) is None
+        alternative = next((a for a in job.alternatives if a.spec_id == held.spec_id), None)
+        if alternative is None or not (
+            alternative.min_nodes <= len(held.placements) <= alternative.nodes
+        ):
+            return False
+        demand, capable = alternative.demand, set(self.capable(job, alternative)[0])
+        start = max(held.start, self.now)  # a pass that came late cannot start it earlier
+        replicas = []
+        for placement in held.placements:
+            info = self.by_id.get(placement.node_id)
+            mask = to_mask(placement.slots)
+            if (
+                info is None
+                or info.index not in capable
+                or (placement.cpu, placement.memory) != (demand.cpu, demand.memory)
+                or not info.shaped_for(demand, mask, len(placement.slots))
+            ):
+                return False
+            replicas.append((info.index, tuple(placement.slots)))
+        return self._rebook(job, Booking(start, alternative, replicas, held.blockers))
+
+    def _rebook(self, job: QueuedJob, booking: Booking) -> bool:
+        """Book the replicas one by one while each fits beside everything; all or none."""
+        demand, end = booking.alternative.demand, booking.start + job.duration
+        for k, (index, slots) in enumerate(booking.replicas):
+            info, mask = self.infos[index], to_mask(slots)
+            cpu, mem, used = self.timelines[index].view(booking.start, job.duration)
+            if (
+                cpu + demand.cpu > info.cpu_total
+                or mem + demand.memory > info.mem_total
+                or used & mask
+            ):
+                for j in range(k):
+                    self.profile.remove(booking.replicas[j][0], (job.id, j))
+                return False
+            item = Item(booking.start, end, demand.cpu, demand.memory, mask, job.id)
+            self.profile.add(index, (job.id, k), item)
+        self.bookings[job.id] = booking
+        return True
+
+    def _compress(self, job: QueuedJob) -> None:
+        """Move a committed reservation earlier if the profile now allows; never later."""
+        old = self.bookings[job.id]
+        if old.start is None or old.start == self.now:
+            return
+        self._remove(job, old)
+        best = self._best(job, self.profile, old.start)
+        if best is not None and best[1].start < old.start:
+            self.bookings[job.id] = self._placed(job, *best, self.timelines)
+        self._insert(job, self.bookings[job.id])
+
+    def _settle(self) -> None:
+        """Make every reservation start now or when something ends on its nodes.
+
+        A pass is due at every job end, so such a start is never missed. A reservation kept
+        in compression (or found by a search cut short by its budget) may have lost the end
+        it started at: a job ending there moved earlier. Nothing ends on its nodes between
+        the last end before its start and its start, so from that end its windows hold no
+        more than from its start: the same replicas fit there, earlier. Taken in start order,
+        a move only loses an end later than its own start, still to be settled.
+        """
+        starts = {job.id: self.bookings[job.id].start for job in self.order}
+        later = [job for job in self.order if starts[job.id] is not None]
+        for job in sorted(later, key=lambda job: starts[job.id]):
+            if starts[job.id] == self.now:
+                continue
+            booking = self.bookings[job.id]
+            nodes = {index for index, _ in booking.replicas}
+            if not any(self.timelines[index].ends.get(booking.start) for index in nodes):
+                self._remove(job, booking)
+                booking.start = self._last_end(booking)
+                self._insert(job, booking)
+
+    def _last_end(self, booking: Booking) -> float:
+        """The last end (or now) on the booking's nodes at or before its start."""
+        latest = self.now
+        for index, _ in booking.replicas:
+            tl = self.timelines[index]
+            k = bisect_right(tl.times, booking.start) - 1
+            while k and not tl.ends.get(tl.times[k]):
+                k -= 1
+            latest = max(latest, tl.times[k])
+        return latest
+
+    def book(self, job: QueuedJob, profile: Profile, horizon: float) -> Booking:
+        """Where the job would go in ``profile`` at its earliest start (nothing is booked)."""
+        best = self._best(job, profile, horizon)
+        if best is None:
+            return Booking(None, None, [])
+        return self._placed(job, *best, profile.timelines)
+
+    def _best(
+        self, job: QueuedJob, profile: Profile, horizon: float
+    ) -> tuple[Alternative, Found] | None:
+        """The earliest start over the job's specs; ties go to the spec listed first."""
+        best = None
+        for alternative in job.alternatives:
+            indices, idle = self.capable(job, alternative)
+            if idle < alternative.min_nodes:
+                continue
+            found = earliest(
+                profile,
+                indices,
+                alternative.demand,
+                job.duration,
+                alternative.min_nodes,
+                horizon if best is None else best[1].start,
+                self.budget,
+                group=(rule_key(job), alternative.demand),
+                enough=alternative.nodes,
+            )
+            if found is not None and (best is None or found.start < best[1].start):
+                best = (alternative, found)
+                if found.start == self.now:
+                    break
+        return best
+
+    def _placed(self, job, alternative, found, timelines) -> Booking:
+        want = min(alternative.nodes, sum(found.counts.values()))
+        replicas = place(found, timelines, alternative.demand, job.duration, want)
+        if found.start == self.now:
+            return Booking(found.start, alternative, replicas)
+        # Blockers: jobs ending at the start on the nodes with room then.
+        roomy = [index for index, count in found.counts.items() if count]
+        blockers = self._ending(found.start, roomy, timelines)
+        blockers.discard(job.id)
+        return Booking(found.start, alternative, replicas, tuple(sorted(blockers)))
+
+    def _ending(self, t: float, indices: Iterable[int], timelines=None) -> set[int]:
+        """Jobs with a replica ending at ``t`` on these nodes."""
+        timelines = self.timelines if timelines is None else timelines
+        owners: set[int] = set()
+        for index in indices:
+            owners.update(timelines[index].ends.get(t, ()))
+        return owners
+
+    def _insert(self, job: QueuedJob, booking: Booking) -> None:
+        demand, end = booking.alternative.demand, booking.start + job.duration
+        for k, (index, slots) in enumerate(booking.replicas):
+            item = Item(booking.start, end, demand.cpu, demand.memory, to_mask(slots), job.id)
+            self.profile.add(index, (job.id, k), item)
+        self.bookings[job.id] = booking
+
+    def _remove(self, job: QueuedJob, booking: Booking) -> None:
+        for k, (index, _) in enumerate(booking.replicas):
+            self.profile.remove(index, (job.id, k))
+
+    def _finish(self) -> None:
+        # Blockers found when a reservation was made may have left since (it was committed
+        # in an earlier pass): name those ending at its start on its own nodes, else the
+        # earlier ones still here.
+        live = {item.owner for _, item in self.running}
+        live.update(job_id for job_id, b in self.bookings.items() if b.start is not None)
+        for job in self.order:
+            booking = self.bookings[job.id]
+            if booking.start is not None and booking.start > self.now:
+                own = self._ending(booking.start, {index for index, _ in booking.replicas})
+                own.discard(job.id)
+                kept = own or {owner for owner in booking.blockers if owner in live}
+                booking.blockers = tuple(sorted(kept))
+        for position, job in enumerate(self.order, 1):
+            booking = self.bookings[job.id]
+            self.reservations[job.id] = self._reservation(job, booking, position)
+            if booking.start == self.now:
+                placements = self.reservations[job.id].placements
+                self.admissions.append(Admission(job.id, booking.alternative.spec_id, placements))
+
+    def _reservation(self, job: QueuedJob, booking: Booking, position: int) -> Reservation:
+        if booking.start is None:
+            return Reservation(
+                job.id, position, None, None, None, (), never_reason(self.infos, job), ()
+            )
+        demand = booking.alternative.demand
+        placements = tuple(
+            Placement(self.infos[index].id, demand.cpu, demand.memory, slots)
+            for index, slots in booking.replicas
+        )
+        starts_now = booking.start == self.now
+        return Reservation(
+            job_id=job.id,
+            position=position,
+            start=booking.start,
+            end=booking.start + job.duration,
+            spec_id=booking.alternative.spec_id,
+            placements=placements,
+            reason=None if starts_now else wait_reason(self, job, booking.alternative),
+            blockers=booking.blockers,
+        )
+
+    # -- nodes and reasons -----------------------------------------------------------------
+
+    def capable(self, job: QueuedJob, alternative: Alternative) -> tuple[list[int], int]:
+        """Indices of the nodes allowed and able to hold a replica once idle, and how many
+        replicas those could hold then (cached: queues repeat a few specs and rules)."""
+        key = (rule_key(job), alternative.demand)
+        if key not in self._capable:
+            nodes = allowed(self.infos, job)
+            pairs = [] if isinstance(nodes, NoAllowedNode) else [
+                (info.index, idle_count(alternative.demand, info, base=True)) for info in nodes
+            ]  # fmt: skip
+            self._capable[key] = (
+                [index for index, count in pairs if count],
+                sum(count for _, count in pairs),
+            )
+        return self._capable[key]
+
+
+def schedule(
+    nodes: Sequence[SchedNode],
+    running: Iterable[RunningJob],
+    queue: Iterable[QueuedJob],
+    now: float,
+    committed: Mapping[int, Reservation] | None = None,
+    *,
+    overdue: float = OVERDUE,
+    budget: int = BUDGET,
+) -> Schedule:
+    """One admission pass: reservations for every queued job and the admissions now.
+
+    Pass ``committed``, the previous pass's reservations, to keep their starts as promises.
+    """
+    result = Schedule(nodes, now, budget)
+    for job in running:
+        result.hold(job, overdue)
+    result.run(queue, committed or {})
+    return result
+
+
+def replay(
+    nodes: Sequence[SchedNode],
+    running: Iterable[RunningJob],
+    queue: Iterable[QueuedJob],
+    now: float,
+    committed: Mapping[int, Reservation],
+) -> Schedule:
+    """The last pass's plan rebuilt from the reservations it returned, for predictions
+    between passes: valid reservations are re-booked as they are, only the other jobs
+    (submitted since) are searched for, and nothing is compressed — so it is cheap."""
+    result = Schedule(nodes, now)
+    for job in running:
+        result.hold(job)
+    result.run(queue, committed, replay=True)
+    return result
+
+
+def admit(
+    nodes: Sequence[SchedNode],
+    running: Iterable[RunningJob],
+    queue: Iterable[QueuedJob],
+    now: float,
+    committed: Mapping[int, Reservation] | None = None,
+) -> list[Admission]:
+    """The jobs to start now, in queue order (gang: all replicas of each at once)."""
+    return schedule(nodes, running, queue, now, committed).admissions
+
+
+def plan(
+    nodes: Sequence[SchedNode],
+    running: Iterable[RunningJob],
+    queue: Iterable[QueuedJob],
+    now: float,
+    committed: Mapping[int, Reservation] | None = None,
+) -> dict[int, Reservation]:
+    """Every queued job's position, latest start, spec, reason and blockers."""
+    return schedule(nodes, running, queue, now, committed).reservations

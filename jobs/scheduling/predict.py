@@ -1,0 +1,159 @@
+"""Queue prediction for a form draft (SPEC J24, Q5): the admission model, asked "what if".
+
+A draft submitted now joins the queue at its SPEC Q2 position, behind every job of its
+priority or above. The next pass would keep those jobs' reservations and plan the draft
+beside them, ignoring the jobs behind it; so the prediction is one earliest-start search
+against the profile of the last pass restricted to the jobs ahead of the draft (plus the
+running ones and those the pass admitted). Nothing is re-planned: a form can ask on every
+change, and a 10,000-job queue costs one search, not 10,000. The restricted profile is
+built once per position and cached on the :class:`~.core.Schedule` (a draft's position
+only depends on its priority, so there are few).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from math import inf
+
+from jobs.scheduling import core
+from jobs.scheduling.data import (
+    Alternative,
+    Prediction,
+    QueuedJob,
+    RunningJob,
+    SchedNode,
+    Suggestion,
+)
+from jobs.scheduling.profile import NodeInfo, Profile, Timeline
+from jobs.scheduling.reasons import NeverFits, NoAllowedNode
+from jobs.scheduling.rules import allowed, never_reason, static_reason, wait_reason
+
+
+def never_fits(nodes: Sequence[SchedNode], draft: QueuedJob) -> NeverFits | None:
+    """Why the draft could never start on these nodes, even all idle; None if it could.
+
+    Pass the whole inventory: the form refuses such a draft instead of queueing it for ever
+    (more boards per node than any allowed node has, a pool with no nodes, pinned node names
+    that do not exist or cannot hold it...).
+    """
+    return _never([NodeInfo(i, n.state, n.pool, n.driver) for i, n in enumerate(nodes)], draft)
+
+
+def _never(infos: Sequence[NodeInfo], draft: QueuedJob) -> NeverFits | None:
+    nodes = allowed(infos, draft)
+    if isinstance(nodes, NoAllowedNode):
+        return NeverFits(nodes)
+    reasons = [static_reason(nodes, alternative, base=False) for alternative in draft.alternatives]
+    if any(reason is None for reason in reasons):
+        return None
+    return NeverFits(reasons[0])
+
+
+def predict(
+    nodes: Sequence[SchedNode],
+    running: Iterable[RunningJob],
+    queue: Iterable[QueuedJob],
+    draft: QueuedJob,
+    now: float,
+    *,
+    schedule: core.Schedule | None = None,
+    other_specs: Sequence[Alternative] = (),
+) -> Prediction:
+    """What happens if ``draft`` is submitted now.
+
+    ``draft`` is a QueuedJob with an id no queued job has and ``submitted_at=now``. Pass
+    ``schedule``, the last pass's result, to answer from its profile as of that pass (fast;
+    ``nodes``, ``running``, ``queue`` and ``now`` are then not used); without it the queue
+    is planned first. ``other_specs``: specs the form could offer instead (e.g. others
+    of the same accelerator model); those that would start now come back as suggestions.
+    """
+    if schedule is None:
+        schedule = core.schedule(nodes, running, queue, now)
+    return forecast(schedule, draft, other_specs)
+
+
+def forecast(
+    schedule: core.Schedule, draft: QueuedJob, other_specs: Sequence[Alternative] = ()
+) -> Prediction:
+    """:func:`predict` from a pass already made."""
+    keys = schedule.keys
+    position, length = bisect_left(keys, draft.queue_key) + 1, len(keys) + 1
+    never = _never(schedule.infos, draft)
+    if never is not None:
+        return Prediction(False, None, position, length, None, never)
+    profile = ahead(schedule, position)
+    booking = schedule.book(draft, profile, inf)
+    if booking.start is None:
+        return Prediction(False, None, position, length, None, never_reason(schedule.infos, draft))
+    if booking.start == schedule.now:
+        return Prediction(True, booking.alternative.spec_id, position, length, booking.start, None)
+    return Prediction(
+        starts_now=False,
+        spec_id=booking.alternative.spec_id,
+        position=position,
+        queue_length=length,
+        latest_start=booking.start,
+        reason=wait_reason(schedule, draft, booking.alternative),
+        blockers=booking.blockers,
+        suggestions=_suggest(schedule, draft, profile.timelines, other_specs),
+    )
+
+
+def ahead(schedule: core.Schedule, position: int) -> Profile:
+    """The profile a job at ``position`` is planned against: the running jobs, the jobs
+    admitted by the pass and the reservations of the jobs ahead of it."""
+    if position > len(schedule.order):
+        return schedule.profile
+    if position not in schedule.ahead_cache:
+        profile = Profile(schedule.infos, schedule.now)
+        for k, (index, item) in enumerate(schedule.running):
+            profile.add(index, ("running", k), item)
+        for k, job in enumerate(schedule.order, 1):
+            booking = schedule.bookings[job.id]
+            if booking.start is not None and (k < position or booking.start == schedule.now):
+                for r, (index, _) in enumerate(booking.replicas):
+                    tl = schedule.timelines[index]
+                    profile.add(index, (job.id, r), tl.items[(job.id, r)])
+        schedule.ahead_cache[position] = profile
+    return schedule.ahead_cache[position]
+
+
+def _fit_now(
+    schedule: core.Schedule, job: QueuedJob, alternative: Alternative, timelines: list[Timeline]
+) -> int:
+    indices, _ = schedule.capable(job, alternative)
+    demand, duration, now = alternative.demand, job.duration, schedule.now
+    return sum(timelines[i].count(demand, duration, now)[0] for i in indices)
+
+
+def _starts_now(schedule: core.Schedule, job: QueuedJob, timelines: list[Timeline]) -> bool:
+    return any(
+        _fit_now(schedule, job, alternative, timelines) >= alternative.min_nodes
+        for alternative in job.alternatives
+    )
+
+
+def _suggest(
+    schedule: core.Schedule,
+    draft: QueuedJob,
+    timelines: list[Timeline],
+    other_specs: Sequence[Alternative],
+) -> tuple[Suggestion, ...]:
+    """Changes that would let the draft start now: fewer nodes (or that many as its elastic
+    minimum), another spec, another pool its project may use."""
+    suggestions = []
+    fit = _fit_now(schedule, draft, draft.alternatives[0], timelines)
+    if fit:
+        suggestions += [Suggestion("nodes", fit), Suggestion("elastic", fit)]
+    own = {alternative.spec_id for alternative in draft.alternatives}
+    for alternative in other_specs:
+        if alternative.spec_id not in own:
+            variant = replace(draft, alternatives=(alternative,))
+            if _starts_now(schedule, variant, timelines):
+                suggestions.append(Suggestion("spec", alternative.spec_id))
+    for pool in [*sorted(draft.allowed_pools), None]:
+        if pool != draft.pool and _starts_now(schedule, replace(draft, pool=pool), timelines):
+            suggestions.append(Suggestion("pool", pool))
+    return tuple(suggestions)

@@ -1,0 +1,124 @@
+"""Why a job waits, or can never start: small dataclasses the pages turn into words.
+
+The web layer translates reasons itself; :func:`words` gives plain English for tests, logs
+and the command line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Shortfall:
+    """No allowed node can take one replica: on the closest one, ``resource`` is short.
+
+    ``resource`` is one of "boards", "cpu" (millicores) or "memory" (MiB). For boards,
+    ``model`` is the accelerator model and ``slices`` the slicing (a 1/``slices`` board
+    when above 1).
+    """
+
+    resource: str
+    need: int
+    best_free: int
+    node_name: str | None
+    model: int | None = None
+    slices: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TooFewNodes:
+    """Some allowed nodes can take a replica, but fewer than the job needs at once."""
+
+    need: int
+    fit: int
+
+
+@dataclass(frozen=True, slots=True)
+class NoAllowedNode:
+    """No node satisfies a placement rule of the job.
+
+    ``rule``: "pool-not-allowed" (the project may not use the pool), "empty-pool" (the pool,
+    or the shared part when ``value`` is None, has no schedulable node), "unknown-names"
+    (``value``: the pinned names that do not exist), "names-elsewhere" (the pinned nodes are
+    not in the job's pool), "driver" (no allowed node has driver ``value``), "model" (no
+    allowed node has boards of model ``value``), "slices" (none slices its boards in
+    ``value``).
+    """
+
+    rule: str
+    value: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class HeldForQueue:
+    """It fits on free resources now, but starting it would delay jobs ahead of it."""
+
+
+@dataclass(frozen=True, slots=True)
+class NeverFits:
+    """The job can never start on this inventory, even with every node idle."""
+
+    cause: Shortfall | TooFewNodes | NoAllowedNode
+
+
+Reason = Shortfall | TooFewNodes | NoAllowedNode | HeldForQueue | NeverFits
+
+
+def _amount(resource: str, value: int) -> str:
+    if resource == "cpu":
+        return f"{value / 1000:g} CPUs"
+    if resource == "memory":
+        return f"{value / 1024:g} GiB of memory"
+    return f"{value} boards"
+
+
+def _shortfall(reason: Shortfall, never: bool) -> str:
+    where = f" ({reason.node_name})" if reason.node_name else ""
+    free = "the most any allowed node has" if never else "the most free on any allowed node is"
+    if reason.resource == "boards" and reason.slices > 1:
+        what = f"a 1/{reason.slices} slice of a model {reason.model} board"
+        return f"needs {what}; no allowed node has one {'at all' if never else 'free'}"
+    if reason.resource == "boards":
+        need = f"{reason.need} boards of model {reason.model} on one node"
+        return f"needs {need}; {free} {reason.best_free}{where}"
+    need = _amount(reason.resource, reason.need)
+    best = _amount(reason.resource, reason.best_free)
+    return f"needs {need} on one node; {free} {best}{where}"
+
+
+_RULES = {
+    "pool-not-allowed": "its project may not use pool {value}",
+    "empty-pool": "pool {value} has no schedulable node",
+    "unknown-names": "no node is named {value}",
+    "names-elsewhere": "the nodes it is pinned to are not in its pool",
+    "driver": "no allowed node has driver version {value}",
+    "model": "no allowed node has boards of model {value}",
+    "slices": "no allowed node slices its boards in {value}",
+}
+
+
+def words(reason: Reason | None) -> str:
+    """The reason in plain English (the web layer has its own translated wording)."""
+    match reason:
+        case None:
+            return "starts now"
+        case Shortfall():
+            return _shortfall(reason, never=False)
+        case TooFewNodes(need=need, fit=fit):
+            return f"needs {need} nodes at once; only {fit} can take it now"
+        case HeldForQueue():
+            return "the free resources it fits on are reserved for jobs ahead of it"
+        case NoAllowedNode(rule="empty-pool", value=None):
+            return "there is no schedulable shared node"
+        case NoAllowedNode(rule=rule, value=value):
+            if isinstance(value, tuple):
+                value = ", ".join(map(str, value))
+            return _RULES[rule].format(value=value)
+        case NeverFits(cause=Shortfall() as cause):
+            return "can never start: " + _shortfall(cause, never=True)
+        case NeverFits(cause=TooFewNodes(need=need, fit=fit)):
+            return f"can never start: needs {need} nodes at once; only {fit} can ever take it"
+        case NeverFits(cause=cause):
+            return "can never start: " + words(cause)
+    raise TypeError(f"not a reason: {reason!r}")

@@ -1,0 +1,143 @@
+"""Which nodes a job may use (SPEC J10–J12), and why it cannot start when none will do.
+
+Placement rules come first (pool, pinned names, driver), then capacity: a node is *capable*
+of an alternative when one replica fits on it once everything with a known end has left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from jobs.scheduling.data import Alternative, QueuedJob
+from jobs.scheduling.profile import NodeInfo, fit
+from jobs.scheduling.reasons import (
+    HeldForQueue,
+    NeverFits,
+    NoAllowedNode,
+    Reason,
+    Shortfall,
+    TooFewNodes,
+)
+from resources.capacity import Demand, NodeState, shortages
+
+if TYPE_CHECKING:
+    from jobs.scheduling.core import Schedule
+
+
+def rule_key(job: QueuedJob) -> tuple:
+    """What the placement rules depend on: jobs with the same key may use the same nodes."""
+    return (job.pool, job.pool in job.allowed_pools, job.driver, job.node_names)
+
+
+def allowed(infos: Sequence[NodeInfo], job: QueuedJob) -> list[NodeInfo] | NoAllowedNode:
+    """The nodes the job's pool, pinned names and driver allow, or the rule that leaves none.
+
+    A job with a pool runs only in that pool, which its project must be allowed to use; a
+    job without one runs on shared nodes only.
+    """
+    if job.pool is not None and job.pool not in job.allowed_pools:
+        return NoAllowedNode("pool-not-allowed", job.pool)
+    nodes = [info for info in infos if info.pool == job.pool]
+    if not nodes:
+        return NoAllowedNode("empty-pool", job.pool)
+    if job.node_names:
+        unknown = job.node_names - {info.name for info in infos}
+        if unknown:
+            return NoAllowedNode("unknown-names", tuple(sorted(unknown)))
+        nodes = [info for info in nodes if info.name in job.node_names]
+        if not nodes:
+            return NoAllowedNode("names-elsewhere", tuple(sorted(job.node_names)))
+    if job.driver is not None:
+        nodes = [info for info in nodes if info.driver == job.driver]
+        if not nodes:
+            return NoAllowedNode("driver", job.driver)
+    return nodes
+
+
+def idle_count(demand: Demand, info: NodeInfo, base: bool) -> int:
+    """Replicas that fit on the node when idle: with its base usage, or with nothing."""
+    if base:
+        return fit(demand, info, info.base_cpu, info.base_mem, info.base_mask)
+    return fit(demand, info, 0, 0, 0)
+
+
+def static_reason(
+    nodes: Sequence[NodeInfo], alternative: Alternative, base: bool
+) -> Shortfall | TooFewNodes | NoAllowedNode | None:
+    """Why the alternative cannot start even with the allowed nodes idle; None if it can."""
+    demand = alternative.demand
+    counts = [(info, idle_count(demand, info, base)) for info in nodes]
+    total = sum(count for _, count in counts)
+    if total >= alternative.min_nodes:
+        return None
+    if demand.wants_boards:
+        nodes = [info for info in nodes if info.model == demand.model]
+        if not nodes:
+            return NoAllowedNode("model", demand.model)
+        if demand.slice_divisor > 1:
+            nodes = [info for info in nodes if info.slices == demand.slice_divisor]
+            if not nodes:
+                return NoAllowedNode("slices", demand.slice_divisor)
+    if total:
+        return TooFewNodes(alternative.min_nodes, total)
+    if base:
+        states = [info.state(info.base_cpu, info.base_mem, info.base_mask) for info in nodes]
+    else:
+        states = [info.state(0, 0, 0) for info in nodes]
+    return shortfall(demand, states)
+
+
+# Boards matter most to people reading the reason, then CPU, then memory.
+_RANK = {"boards": 0, "cpu": 1, "memory": 2}
+
+
+def shortfall(demand: Demand, states: Sequence[NodeState]) -> Shortfall:
+    """The shortage on the node closest to taking one replica (fewest short resources)."""
+
+    def closeness(state: NodeState) -> tuple:
+        short = sorted(shortages(demand, state), key=lambda s: _RANK.get(s.resource, -1))
+        return (len(short), _RANK.get(short[0].resource, -1), -short[0].free, state.id)
+
+    best = min(states, key=closeness)
+    top = min(shortages(demand, best), key=lambda s: _RANK.get(s.resource, -1))
+    return Shortfall(
+        resource=top.resource,
+        need=top.need,
+        best_free=top.free,
+        node_name=best.name,
+        model=demand.model if demand.wants_boards else None,
+        slices=demand.slice_divisor,
+    )
+
+
+def never_reason(infos: Sequence[NodeInfo], job: QueuedJob) -> Reason:
+    """Why the job cannot start even when every job with a known end has left."""
+    nodes = allowed(infos, job)
+    if isinstance(nodes, NoAllowedNode):
+        return NeverFits(nodes)
+    reason = static_reason(nodes, job.alternatives[0], base=True)
+    idle = static_reason(nodes, job.alternatives[0], base=False)
+    # Held for ever by work with no known end (development environments), or never.
+    return reason if idle is None else NeverFits(idle)
+
+
+def wait_reason(schedule: Schedule, job: QueuedJob, alternative: Alternative) -> Reason:
+    """Why the job does not start now, judged on what is free at this instant (after the
+    pass's admissions); cached on the pass per rules and demand."""
+    key = (rule_key(job), alternative.demand)
+    cache = schedule.reasons_cache
+    if key not in cache:
+        # Replicas that fit now on the allowed nodes, or the closest miss when none does.
+        demand, indices = alternative.demand, schedule.capable(job, alternative)[0]
+        now = [schedule.timelines[index] for index in indices]
+        fit_now = sum(fit(demand, tl.info, tl.cpu[0], tl.mem[0], tl.mask[0]) for tl in now)
+        cache[key] = fit_now or shortfall(
+            demand, [tl.info.state(tl.cpu[0], tl.mem[0], tl.mask[0]) for tl in now]
+        )
+    fit_now = cache[key]
+    if isinstance(fit_now, Shortfall):
+        return fit_now
+    if fit_now >= alternative.min_nodes:
+        return HeldForQueue()
+    return TooFewNodes(alternative.min_nodes, fit_now)
