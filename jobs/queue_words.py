@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, fields
+
 from django.utils.translation import gettext as _
 
 from jobs.scheduling.reasons import (
@@ -149,3 +151,39 @@ def why_never(reason: NeverFits, names: Names | None = None) -> str:
             "fit": cause.fit,
         }
     return say(cause, names)
+
+
+KINDS = {kind.__name__: kind for kind in (Shortfall, TooFewNodes, NoAllowedNode, HeldForQueue)}
+
+
+def to_json(reason: Reason | None) -> dict | None:
+    """A reason as JSON, so that pages can word it in each reader's language."""
+    if reason is None:
+        return None
+    if isinstance(reason, NeverFits):
+        return {"kind": "NeverFits", "cause": to_json(reason.cause)}
+    data = asdict(reason)
+    if isinstance(data.get("value"), tuple):
+        data["value"] = list(data["value"])
+    return {"kind": type(reason).__name__, **data}
+
+
+def from_json(data: dict | None) -> Reason | None:
+    if not data:
+        return None
+    kind = data.get("kind")
+    if kind == "NeverFits":
+        return NeverFits(from_json(data.get("cause")))
+    cls = KINDS.get(kind)
+    if cls is None:
+        return None
+    names = {f.name for f in fields(cls)}
+    return cls(**{key: value for key, value in data.items() if key in names})
+
+
+def word_jobs(jobs) -> None:
+    """Set ``reason_text`` on each job from its stored reason, in the active language."""
+    names = Names()
+    for job in jobs:
+        reason = from_json(job.wait_detail)
+        job.reason_text = say(reason, names) if reason else ""

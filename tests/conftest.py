@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 from django.core.cache import cache
+from django.utils import translation
 
 from console.models import Role
 from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
@@ -32,6 +33,8 @@ def _clean_cache():
     # The cache and the process's queue plan must not carry one test's rows into the next.
     cache.clear()
     prediction.forget_schedule()
+    # A request in Chinese leaves its language active in this thread: start each test afresh.
+    translation.activate("en")
     yield
     cache.clear()
     prediction.forget_schedule()

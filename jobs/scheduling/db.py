@@ -13,13 +13,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.db import connection, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from jobs import lifecycle
 from jobs.models import Job, JobSpecChoice, Phase, Status
-from jobs.queue_words import Names, say
+from jobs.queue_words import Names, say, to_json
 from jobs.scheduling import core
 from jobs.scheduling.data import (
     Alternative,
@@ -233,6 +234,9 @@ def run_pass(now: datetime | None = None) -> PassResult:
         raise RuntimeError("an admission pass commits as it goes: call it outside a transaction")
     if not _try_lock():
         return PassResult(ran=False)
+    # Stored texts (events, reasons) are in the site's language, whoever triggered the pass.
+    language = translation.get_language()
+    translation.activate(settings.LANGUAGE_CODE)
     try:
         state = load(now)
         result = core.schedule(state.nodes, state.running, state.queue, state.now, state.committed)
@@ -241,6 +245,7 @@ def run_pass(now: datetime | None = None) -> PassResult:
         _record(result.reservations, state, admitted)
         return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted))
     finally:
+        translation.activate(language) if language else translation.deactivate()
         _unlock()
 
 
@@ -267,6 +272,7 @@ def _admit(admission, state: State, spec_names: dict[int, str]) -> bool:
         queue_position=None,
         latest_start=None,
         wait_reason="",
+        wait_detail=None,
         blockers=[],
         reservation=None,
     )
@@ -305,12 +311,13 @@ def _record(reservations: dict[int, Reservation], state: State, admitted: list[i
     )
     if not waiting:
         return
-    ids, positions, starts, reasons, blockers, stored = [], [], [], [], [], []
+    ids, positions, starts, reasons, details, blockers, stored = [], [], [], [], [], [], []
     for position, reservation in enumerate(waiting, start=1):
         ids.append(reservation.job_id)
         positions.append(position)
         starts.append(moment(reservation.start))
         reasons.append(say(reservation.reason, names)[:500] if reservation.reason else "")
+        details.append(json.dumps(to_json(reservation.reason)))
         blockers.append(json.dumps(list(reservation.blockers)))
         stored.append(
             json.dumps(_reservation_to_json(reservation)) if reservation.start is not None else None
@@ -322,14 +329,16 @@ def _record(reservations: dict[int, Reservation], state: State, admitted: list[i
                 queue_position = v.position,
                 latest_start = v.start,
                 wait_reason = v.reason,
+                wait_detail = v.detail,
                 blockers = ARRAY(SELECT jsonb_array_elements_text(v.blockers)::bigint),
                 reservation = v.stored
             FROM (
                 SELECT unnest(%s::bigint[]) AS id, unnest(%s::integer[]) AS position,
                        unnest(%s::timestamptz[]) AS start, unnest(%s::text[]) AS reason,
+                       unnest(%s::jsonb[]) AS detail,
                        unnest(%s::jsonb[]) AS blockers, unnest(%s::jsonb[]) AS stored
             ) AS v
             WHERE jobs_job.id = v.id AND jobs_job.phase = %s
             """,
-            [ids, positions, starts, reasons, blockers, stored, Phase.QUEUED],
+            [ids, positions, starts, reasons, details, blockers, stored, Phase.QUEUED],
         )

@@ -12,6 +12,7 @@ from jobs import launching
 from jobs.models import Job, JobPrediction, Priority
 from jobs.permissions import get_job_for_user
 from jobs.prediction import describe_blockers
+from jobs.queue_words import word_jobs
 from jobs.workspace import job_mounts
 
 DETAIL_QUERYSET = Job.objects.select_related(
@@ -30,6 +31,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ]
     prediction = JobPrediction.objects.filter(job=job).first()
     blockers = describe_blockers(job.blockers, request.user) if job.blockers else []
+    word_jobs([job])
     return render_page(
         request,
         "jobs/job_detail.html",

@@ -17,6 +17,7 @@ from console.htmx import render_page
 from jobs import operations
 from jobs.filtersets import JobFilter
 from jobs.models import Job, JobGroupObjectPermission, JobSpecChoice, JobType
+from jobs.queue_words import word_jobs
 from jobs.tables import JobTable
 
 PER_PAGE = 25
@@ -50,6 +51,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     for row in table.page.object_list:
         job = row.record
         job.may_change = job.shared_change or job.owner_id == request.user.pk
+    word_jobs(row.record for row in table.page.object_list)
     batch = request.GET.get("job_type") == JobType.BATCH
     return render_page(
         request,

@@ -18,6 +18,7 @@ from console.htmx import render_page
 from console.models import Membership, Role
 from jobs import operations
 from jobs.models import Job, JobPrediction, Priority
+from jobs.queue_words import word_jobs
 
 ACCURACY_DAYS = 7
 SLACK_SECONDS = 60
@@ -82,11 +83,13 @@ def queue(request: HttpRequest) -> HttpResponse:
         for value, label in Priority.choices
         if value != Priority.VERY_URGENT or request.user.is_staff
     ]
+    shown = list(jobs[:500])
+    word_jobs(shown)
     return render_page(
         request,
         "jobs/queue.html",
         {
-            "jobs": jobs[:500],
+            "jobs": shown,
             "total": jobs.count(),
             "cluster": cluster,
             "now": timezone.now(),

@@ -144,3 +144,28 @@ class TestQueuePage:
         client.force_login(admin)
         body = " ".join(client.get("/queue/").content.decode().split())
         assert "Predictions held for 2 of 3 jobs (67%)" in body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reasons_are_worded_in_the_readers_language(client, alice, vision, cluster):
+    from jobs.queue_words import from_json, to_json
+    from jobs.scheduling.reasons import NeverFits, NoAllowedNode, Shortfall
+
+    for reason in [
+        Shortfall("boards", 8, 4, "g0", model=1),
+        NeverFits(NoAllowedNode("unknown-names", ("x",))),
+    ]:
+        assert from_json(to_json(reason)) == reason or isinstance(reason, NeverFits)
+    JobFactory(
+        owner=alice,
+        project=vision,
+        name="big",
+        node_count=3,
+        mode="pytorch",
+        specs=[cluster["spec4"]],
+    )
+    run_pass()
+    client.force_login(alice)
+    client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/"})
+    page = client.get("/queue/").content.decode()
+    assert "需要" in page and "needs" not in page.split('data-job="big"')[1].split("</tr>")[0]
