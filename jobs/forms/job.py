@@ -150,6 +150,15 @@ class JobForm(forms.Form):
         ]
         source = self.data if self.is_bound else self.initial
         self._add_rows(source)
+        for field in self.fields.values():
+            if isinstance(field, forms.ModelChoiceField) and not isinstance(
+                field, forms.ModelMultipleChoiceField
+            ):
+                field.empty_label = _("— choose —") if field.required else _("— none —")
+        # Optional in the form only because batch jobs pick theirs per sub-task.
+        for name, field in self.fields.items():
+            if name == "algorithm" or name.endswith("_algorithm") or name.endswith("_version"):
+                field.empty_label = _("— choose —")
         speed_up_selects(self)
 
     # Rows ---------------------------------------------------------------------------------
