@@ -32,8 +32,25 @@ _cached: tuple[float, core.Schedule] | None = None
 
 
 def replay(state) -> core.Schedule:
-    """The last pass's plan rebuilt from the reservations it stored (no full re-plan)."""
-    return core.replay(state.nodes, state.running, state.queue, state.now, state.committed)
+    """The last pass's plan rebuilt from the reservations it stored, without a full re-plan.
+
+    Every stored reservation is re-booked first (as a pass keeps its promises), then the
+    jobs without one are searched for, in queue order. Booking those in between would let
+    them take the room later reservations hold and set off a cascade of searches.
+    """
+    schedule = core.Schedule(state.nodes, state.now)
+    for job in state.running:
+        schedule.hold(job)
+    schedule.order = core.order(state.queue)
+    schedule.keys = [job.queue_key for job in schedule.order]
+    fresh = [
+        job
+        for job in schedule.order
+        if job.id not in state.committed or not schedule._recommit(job, state.committed[job.id])
+    ]
+    for job in fresh:
+        schedule._fresh(job)
+    return schedule
 
 
 _refreshing = threading.Event()
@@ -52,23 +69,42 @@ def _refresh() -> None:
         _refreshing.clear()
 
 
-def current_schedule() -> core.Schedule:
-    """The queue as the admission model sees it (rebuilt every few seconds).
+WAIT_FOR_FIRST_PLAN = 2.0
+# Tests build the plan in the request's own thread, which sees their uncommitted rows.
+BUILD_IN_THREAD = True
 
-    Only the first request of a process waits for the plan; after that a stale plan is
-    answered from while a thread rebuilds it, so typing in the form never waits on it.
+
+class NotReady(Exception):
+    """The process has no plan yet and is building one: ask again in a moment."""
+
+
+def current_schedule(wait: float = WAIT_FOR_FIRST_PLAN) -> core.Schedule:
+    """The queue as the admission model sees it (rebuilt every few seconds, in a thread).
+
+    Requests never build the plan themselves: they answer from the last one, or wait a
+    moment for the first and otherwise raise NotReady, so a long queue never holds up a
+    web worker.
     """
     global _cached
     with _lock:
         cached = _cached
-    if cached is None:
+    stale = cached is None or time.monotonic() - cached[0] > PLAN_SECONDS
+    if stale and not BUILD_IN_THREAD:
         schedule = replay(load())
         with _lock:
             _cached = (time.monotonic(), schedule)
         return schedule
-    if time.monotonic() - cached[0] > PLAN_SECONDS and not _refreshing.is_set():
+    if stale and not _refreshing.is_set():
         _refreshing.set()
         threading.Thread(target=_refresh, daemon=True).start()
+    if cached is None:
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            time.sleep(0.02)
+            with _lock:
+                if _cached is not None:
+                    return _cached[1]
+        raise NotReady
     return cached[1]
 
 
@@ -134,8 +170,8 @@ class Forecast:
     suggestions: list[str]
 
 
-def explain(draft: QueuedJob, user) -> Forecast:
-    schedule = current_schedule()
+def explain(draft: QueuedJob, user, wait: float = WAIT_FOR_FIRST_PLAN) -> Forecast:
+    schedule = current_schedule(wait)
     same_models = {alt.demand.model for alt in draft.alternatives}
     chosen = {alt.spec_id for alt in draft.alternatives}
     nodes = draft.alternatives[0].nodes
@@ -199,7 +235,10 @@ def remember(job: Job, draft: QueuedJob, user) -> None:
 
     from jobs.models import JobPrediction
 
-    result = explain(replace(draft, id=job.pk), user)
+    try:
+        result = explain(replace(draft, id=job.pk), user, wait=20)
+    except NotReady:
+        return  # no plan yet in this process: nothing honest to record
     JobPrediction.objects.update_or_create(
         job=job,
         defaults={

@@ -153,6 +153,7 @@ def prediction_page():
         run_pass()  # what the worker does every few seconds: it stores every reservation
         full_pass = time.perf_counter() - started
         prediction.forget_schedule()
+        prediction.BUILD_IN_THREAD = False  # time the rebuild itself (a thread does it live)
         started = time.perf_counter()
         client.post("/jobs/new/predict/", data)
         cold = (time.perf_counter() - started) * 1000
@@ -161,7 +162,7 @@ def prediction_page():
         return [
             (
                 "prediction answer (/jobs/new/predict/), 10,000 queued jobs, 1,000 nodes",
-                f"{p50_p95(samples)}; the first after a pass rebuilds the plan: {cold:.0f} ms",
+                f"{p50_p95(samples)}; rebuilding the plan after a pass (a background thread's work): {cold:.0f} ms",
             ),
             (
                 "admission pass over 10,000 queued jobs, 1,000 nodes (with writes)",
