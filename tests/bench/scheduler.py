@@ -162,7 +162,8 @@ def prediction_page():
         return [
             (
                 "prediction answer (/jobs/new/predict/), 10,000 queued jobs, 1,000 nodes",
-                f"{p50_p95(samples)}; rebuilding the plan after a pass (a background thread's work): {cold:.0f} ms",
+                f"{p50_p95(samples)}; rebuilding the plan after a pass "
+                f"(a background thread's work): {cold:.0f} ms",
             ),
             (
                 "admission pass over 10,000 queued jobs, 1,000 nodes (with writes)",
