@@ -66,8 +66,16 @@ class NodeState:
     def _compute_free(self) -> tuple[list[int], list[int]]:
         if self._free is None:
             s, used = self.slices, self.used_slots
-            boards = [p for p in range(self.boards) if not any(p * s + v in used for v in range(s))]
-            slots = [slot for slot in range(self.slots_total) if slot not in used]
+            if not used:  # the common case in a pass over idle nodes: everything is free
+                boards = list(range(self.boards))
+                slots = boards if s == 1 else list(range(self.slots_total))
+            elif s == 1:
+                boards = slots = [p for p in range(self.boards) if p not in used]
+            else:
+                boards = [
+                    p for p in range(self.boards) if not any(p * s + v in used for v in range(s))
+                ]
+                slots = [slot for slot in range(self.slots_total) if slot not in used]
             self._free = (boards, slots)
         return self._free
 
