@@ -40,6 +40,10 @@ class Kind:
     columns: tuple[tuple[Promise, str], ...]  # (header, template of the cell)
     related: tuple[str, ...] = ()
 
+    @property
+    def singular(self):
+        return self.model._meta.verbose_name
+
 
 KINDS = {
     kind.slug: kind
