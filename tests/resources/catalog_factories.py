@@ -117,3 +117,12 @@ VERSION_FACTORIES = {
     "annotations": (AnnotationVersionFactory, "annotation_set"),
     "models": (ModelVersionFactory, "model"),
 }
+
+
+def make_item(slug: str, *, owner, project, access=Access.READ_ONLY, **fields):
+    """An item of the kind, with one version "v1" where the kind has versions."""
+    item = ITEM_FACTORIES[slug](owner=owner, project=project, others_access=access, **fields)
+    if slug in VERSION_FACTORIES:
+        factory, parent = VERSION_FACTORIES[slug]
+        factory(**{parent: item}, name="v1")
+    return item

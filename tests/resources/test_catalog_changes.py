@@ -8,64 +8,13 @@ from console.sharing import Access
 from resources.catalog_kinds import KINDS
 from resources.models import Dataset, DatasetVersion, TrainedModel
 from tests.resources.catalog_factories import (
-    ITEM_FACTORIES,
-    VERSION_FACTORIES,
     DatasetFactory,
+    make_item,
 )
 
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture(autouse=True)
-def storage(settings, tmp_path):
-    return settings.STORAGE_ROOT
-
-
-def make_item(slug: str, *, owner, project, access=Access.READ_ONLY, **fields):
-    """An item of the kind, with one version "v1" where the kind has versions."""
-    item = ITEM_FACTORIES[slug](owner=owner, project=project, others_access=access, **fields)
-    if slug in VERSION_FACTORIES:
-        factory, parent = VERSION_FACTORIES[slug]
-        factory(**{parent: item}, name="v1")
-    return item
-
-
-# --- who may do what -------------------------------------------------------------------
-
-# The actors, each looking at an item of alice's in vision shared as the actor's name says.
-ACTORS = ("anonymous", "charlie", "hidden", "reader", "writer", "owner", "admin")
-SHARING = {"hidden": Access.NONE, "writer": Access.READ_WRITE}
-# Expected status per view, in the order of ACTORS. Only the owner and admins change an item,
-# whatever its sharing; anyone who sees it may make it a favourite.
-MATRIX = {
-    "detail": ("get", (302, 404, 404, 200, 200, 200, 200)),
-    "edit": ("get", (302, 404, 404, 403, 403, 200, 200)),
-    "delete": ("get", (302, 404, 404, 403, 403, 200, 200)),
-    "add_version": ("get", (302, 404, 404, 403, 403, 200, 200)),
-    "favourite": ("post", (302, 404, 404, 302, 302, 302, 302)),
-}
-
-
-@pytest.fixture
-def as_actor(client, alice, bob, charlie, admin):
-    def log_in(actor: str):
-        user = {"charlie": charlie, "owner": alice, "admin": admin}.get(actor, bob)
-        if actor != "anonymous":
-            client.force_login(user)
-        return client
-
-    return log_in
-
-
-# Each view for each kind that offers it (see TestMissingActions for the others).
-CASES = [
-    (slug, view)
-    for slug, kind in KINDS.items()
-    for view in MATRIX
-    if (view != "add_version" or kind.versioned) and (view != "favourite" or kind.favouritable)
-]
 
 
 def item_data(**overrides) -> dict:

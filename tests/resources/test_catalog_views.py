@@ -9,12 +9,11 @@ from django.test.utils import CaptureQueriesContext
 from console.sharing import Access
 from resources.catalog_kinds import KINDS
 from tests.resources.catalog_factories import (
-    ITEM_FACTORIES,
-    VERSION_FACTORIES,
     AlgorithmFactory,
     DatasetFactory,
     DatasetVersionFactory,
     VolumeFactory,
+    make_item,
 )
 
 pytestmark = pytest.mark.django_db
@@ -25,15 +24,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 @pytest.fixture(autouse=True)
 def storage(settings, tmp_path):
     return settings.STORAGE_ROOT
-
-
-def make_item(slug: str, *, owner, project, access=Access.READ_ONLY, **fields):
-    """An item of the kind, with one version "v1" where the kind has versions."""
-    item = ITEM_FACTORIES[slug](owner=owner, project=project, others_access=access, **fields)
-    if slug in VERSION_FACTORIES:
-        factory, parent = VERSION_FACTORIES[slug]
-        factory(**{parent: item}, name="v1")
-    return item
 
 
 # --- who may do what -------------------------------------------------------------------
