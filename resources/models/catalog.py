@@ -115,17 +115,30 @@ class Favouritable(models.Model):
         abstract = True
 
 
+class Version(models.Model):
+    """A named, stored state of a catalog item; ``parent`` names the item's field."""
+
+    parent: str = ""
+    name = models.CharField(_("version"), max_length=63)
+    path = models.CharField(_("storage path"), max_length=500)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"{getattr(self, self.parent).name}/{self.name}"
+
+
 class Dataset(CatalogItem, Favouritable):
     class Meta(CatalogItem.Meta):
         verbose_name = _("dataset")
         verbose_name_plural = _("datasets")
 
 
-class DatasetVersion(models.Model):
+class DatasetVersion(Version):
+    parent = "dataset"
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="versions")
-    name = models.CharField(_("version"), max_length=63)
-    path = models.CharField(_("storage path"), max_length=500)
-    created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
         ordering = ["dataset", "-created_at", "-id"]
@@ -135,9 +148,6 @@ class DatasetVersion(models.Model):
         verbose_name = _("dataset version")
         verbose_name_plural = _("dataset versions")
 
-    def __str__(self) -> str:
-        return f"{self.dataset.name}/{self.name}"
-
 
 class AnnotationSet(CatalogItem):
     class Meta(CatalogItem.Meta):
@@ -145,13 +155,11 @@ class AnnotationSet(CatalogItem):
         verbose_name_plural = _("annotation datasets")
 
 
-class AnnotationVersion(models.Model):
+class AnnotationVersion(Version):
+    parent = "annotation_set"
     annotation_set = models.ForeignKey(
         AnnotationSet, on_delete=models.CASCADE, related_name="versions"
     )
-    name = models.CharField(_("version"), max_length=63)
-    path = models.CharField(_("storage path"), max_length=500)
-    created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
         ordering = ["annotation_set", "-created_at", "-id"]
@@ -162,9 +170,6 @@ class AnnotationVersion(models.Model):
         ]
         verbose_name = _("annotation version")
         verbose_name_plural = _("annotation versions")
-
-    def __str__(self) -> str:
-        return f"{self.annotation_set.name}/{self.name}"
 
 
 class Algorithm(CatalogItem, Favouritable):
@@ -187,11 +192,9 @@ class TrainedModel(CatalogItem, Favouritable):
         verbose_name_plural = _("models")
 
 
-class ModelVersion(models.Model):
+class ModelVersion(Version):
+    parent = "model"
     model = models.ForeignKey(TrainedModel, on_delete=models.CASCADE, related_name="versions")
-    name = models.CharField(_("version"), max_length=63)
-    path = models.CharField(_("storage path"), max_length=500)
-    created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
         ordering = ["model", "-created_at", "-id"]
@@ -200,9 +203,6 @@ class ModelVersion(models.Model):
         ]
         verbose_name = _("model version")
         verbose_name_plural = _("model versions")
-
-    def __str__(self) -> str:
-        return f"{self.model.name}/{self.name}"
 
 
 class Volume(CatalogItem):
