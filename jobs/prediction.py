@@ -32,25 +32,8 @@ _cached: tuple[float, core.Schedule] | None = None
 
 
 def replay(state) -> core.Schedule:
-    """The last pass's plan rebuilt from the reservations it stored, without a full re-plan.
-
-    Every stored reservation is re-booked first (as a pass keeps its promises), then the
-    jobs without one are searched for, in queue order. Booking those in between would let
-    them take the room later reservations hold and set off a cascade of searches.
-    """
-    schedule = core.Schedule(state.nodes, state.now)
-    for job in state.running:
-        schedule.hold(job)
-    schedule.order = core.order(state.queue)
-    schedule.keys = [job.queue_key for job in schedule.order]
-    fresh = [
-        job
-        for job in schedule.order
-        if job.id not in state.committed or not schedule._recommit(job, state.committed[job.id])
-    ]
-    for job in fresh:
-        schedule._fresh(job)
-    return schedule
+    """The last pass's plan rebuilt from the reservations it stored (no full re-plan)."""
+    return core.replay(state.nodes, state.running, state.queue, state.now, state.committed)
 
 
 _refreshing = threading.Event()

@@ -116,14 +116,19 @@ class Schedule:
         self.order = order(queue)
         self.keys = [job.queue_key for job in self.order]
         kept = 0
+        unkept = []
         for job in self.order:
             held = committed.get(job.id)
             if held is not None and self._recommit(job, held):
                 kept += 1
             elif replay:
-                self._fresh(job)
+                # Searched for after every promise is booked again: in between, they would
+                # take the room later promises hold and set off a cascade of searches.
+                unkept.append(job)
             else:
                 break
+        for job in unkept:
+            self._fresh(job)
         if not replay:
             for job in self.order[:kept]:
                 self._compress(job)
