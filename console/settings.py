@@ -59,6 +59,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "jobs.tasks.admit",
         "schedule": float(config.env_int("ADMISSION_SECONDS", 5, low=1)),
     },
+    "sync-runs": {
+        "task": "jobs.tasks.sync_runs",
+        "schedule": float(config.env_int("SYNC_SECONDS", 2, low=1)),
+    },
     "sync-inventory": {
         "task": "resources.tasks.sync_inventory",
         "schedule": float(config.env_int("INVENTORY_SYNC_SECONDS", 30, low=5)),
@@ -230,6 +234,12 @@ LOCAL_NODES = config.env_str(
     "LOCAL_NODES",
     "local-a:8:32:4xDemo-GPU,local-b:8:32:4xDemo-GPU,local-c:8:32:2xDemo-GPU/2,local-cpu:4:16",
 )
+# The local backend keeps each attempt's processes, workspace and logs here.
+RUNS_DIR = Path(config.env_str("RUNS_DIR") or VAR_DIR / "runs").resolve()
+# A job whose peers are not all reachable after this many seconds fails (seed 002).
+PEER_TIMEOUT_SECONDS = config.env_int("PEER_TIMEOUT_SECONDS", 60, low=5)
+# How often running jobs' CPU, memory and accelerator use is sampled for the charts.
+USAGE_SECONDS = config.env_int("USAGE_SECONDS", 10, low=1)
 # Kubernetes: a kubeconfig file (default: in-cluster config, then ~/.kube/config).
 KUBECONFIG = config.env_str("KUBECONFIG")
 KUBERNETES_NAMESPACE = config.env_str("KUBERNETES_NAMESPACE", "default")

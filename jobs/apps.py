@@ -20,3 +20,10 @@ class JobsConfig(AppConfig):
 
         job_hooks.queue_listeners.append(enqueue_admission)
         hooks.inventory_listeners.append(enqueue_admission)
+
+        from jobs import operations
+        from jobs.execution import runs
+
+        job_hooks.admission_listeners.append(runs.launch)
+        operations.stoppers.append(runs.request_stop)
+        operations.forgetters.append(runs.forget)

@@ -29,8 +29,10 @@ def release(job: Job) -> None:
     )
 
 
-# The execution layer registers how to stop a job that holds processes (SPEC F7).
+# The execution layer registers how to stop a job that holds processes (SPEC F7), and what
+# to do with a deleted job's processes and files.
 stoppers: list = []
+forgetters: list = []
 
 
 def stop(job: Job, user) -> None:
@@ -57,6 +59,8 @@ def delete(job: Job, user) -> None:
             stop(job, user)
     with transaction.atomic():
         release(job)
+        for forget in forgetters:
+            forget(job)
         job.delete()
 
 

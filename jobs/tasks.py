@@ -6,6 +6,7 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -57,3 +58,35 @@ def admit() -> None:
 
         for listener in hooks.admission_listeners:
             listener(result.admitted)
+
+
+@shared_task
+def sync_runs() -> int:
+    """Follow every running attempt: started, ended, expired, resource use (beat, every few
+    seconds)."""
+    from jobs.execution import runs
+
+    return runs.sync()
+
+
+@shared_task
+def clean_up(workload_id: str) -> None:
+    """Kill what is left of a deleted job's workload and remove its files and logs."""
+    from jobs.execution import runs
+
+    runs.backend().cleanup(workload_id)
+
+
+@worker_ready.connect
+def _recover(**_kwargs) -> None:
+    """A worker (re)starts: jobs kept running without it (their supervisors outlive it);
+    orphans whose supervisor died are killed, and every attempt is followed again."""
+    from jobs.execution import runs
+
+    try:
+        killed = runs.recover()
+    except Exception:  # a worker must start even if the backend does not answer yet
+        log.exception("recovering running jobs failed")
+        return
+    if killed:
+        log.warning("killed %s orphan process(es) left from before", killed)

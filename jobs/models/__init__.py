@@ -1,6 +1,7 @@
 from jobs.models.access import JobGroupObjectPermission, JobUserObjectPermission
 from jobs.models.devenv import DevEnvironment
 from jobs.models.events import JobEvent
+from jobs.models.execution import Attempt, UsageSample
 from jobs.models.job import (
     LIVE_STATUSES,
     STATUS_OF_PHASE,
@@ -23,6 +24,7 @@ from jobs.models.predictions import JobPrediction
 __all__ = [
     "LIVE_STATUSES",
     "STATUS_OF_PHASE",
+    "Attempt",
     "DevEnvironment",
     "Job",
     "JobAnnotation",
@@ -41,4 +43,5 @@ __all__ = [
     "Priority",
     "Status",
     "SubTask",
+    "UsageSample",
 ]

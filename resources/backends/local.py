@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import platform
 import re
-from functools import cached_property
 
 from django.conf import settings
 
@@ -89,9 +88,15 @@ class LocalBackend:
     def health(self) -> str:
         return ""
 
-    @cached_property
+    @property
     def runner(self) -> LocalRunner:
-        return LocalRunner(settings.VAR_DIR / "runs")
+        # One runner per runs folder: the setting may change (tests), the backend is cached.
+        root = settings.RUNS_DIR
+        if self._runner is None or self._runner.root != root.resolve():
+            self._runner = LocalRunner(root)
+        return self._runner
+
+    _runner: LocalRunner | None = None
 
     def submit(self, workload: Workload) -> None:
         self.runner.submit(workload)

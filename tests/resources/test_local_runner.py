@@ -304,8 +304,8 @@ def test_refuses_workloads_it_cannot_run(runs):
     assert not (runs.root / "bad-1").exists()
 
 
-def test_the_local_backend_runs_workloads_under_var_dir(settings, tmp_path):
-    settings.VAR_DIR = tmp_path / "var"
+def test_the_local_backend_runs_workloads_under_runs_dir(settings, tmp_path):
+    settings.RUNS_DIR = tmp_path / "var" / "runs"
     backend = LocalBackend()
     with running(tmp_path) as runs:
         runs.runner = backend.runner  # so that the clean-up covers this root

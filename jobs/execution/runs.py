@@ -1,0 +1,326 @@
+"""Attempts through the backend: start, follow, stop, end (SPEC E1, F7, O6; Q1 statuses).
+
+Everything here is called from Celery tasks (and the stop view); every job move goes through
+jobs.lifecycle, so a job another worker moved first is left alone. The backend's calls all
+return at once: nothing here waits for a job to end.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from jobs import hooks, lifecycle
+from jobs.execution import workloads
+from jobs.models import Attempt, Job, JobEvent, JobType, Phase, SubTask, UsageSample
+from jobs.operations import NotApplicable, release
+from resources import backends
+from resources.backends.base import BackendError, UnknownWorkload, WorkloadState, WorkloadStatus
+
+log = logging.getLogger(__name__)
+
+# After submitting, how long launch() follows its attempts before leaving them to the beat:
+# a free job is then "running" on the page within a few seconds of its submit.
+FOLLOW_SECONDS = 2.0
+
+
+def backend():
+    return backends.active()
+
+
+# --- start ---------------------------------------------------------------------------------
+
+
+def launch(job_ids: list[int]) -> list[Attempt]:
+    """Start the jobs an admission pass admitted, then follow them briefly."""
+    started = [a for a in (start(pk) for pk in job_ids) if a is not None]
+    deadline = time.monotonic() + FOLLOW_SECONDS
+    pending = list(started)
+    while pending and time.monotonic() < deadline:
+        time.sleep(0.1)
+        pending = [a for a in pending if follow(a) == Attempt.State.STARTING]
+    return started
+
+
+def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
+    """The job's next attempt (a batch job's first sub-task unless ``subtask`` says which).
+    None when the job is not admitted any more (stopped or deleted meanwhile) or could not
+    be launched (it then ends as error with the reason)."""
+    job = Job.objects.select_related("image", "spec", "owner").filter(pk=job_id).first()
+    if job is None or (subtask is None and job.phase != Phase.ADMITTED):
+        return None
+    if subtask is None and job.job_type == JobType.BATCH:
+        subtask = job.subtasks.order_by("index").first()
+    number = (job.attempts.aggregate(n=Max("number"))["n"] or 0) + 1
+    try:
+        workload, _plan = workloads.build(job, number, subtask)
+    except (ValueError, KeyError) as exc:
+        _fail_to_launch(job, str(exc))
+        return None
+    replicas = [
+        {"name": r.name, "label": r.label, "node": r.node, "runs_entry": r.runs_entry}
+        for r in workload.replicas
+    ]
+    with transaction.atomic():
+        if job.phase == Phase.ADMITTED:
+            nodes = ", ".join(dict.fromkeys(r.node for r in workload.replicas))
+            message = _("Starting on %(nodes)s.") % {"nodes": nodes}
+            if not lifecycle.move(job, Phase.STARTING, message):
+                return None
+        attempt = Attempt.objects.create(
+            job=job,
+            number=number,
+            subtask=subtask,
+            backend=backend().name,
+            workload_id=workload.id,
+            replicas=replicas,
+        )
+    try:
+        backend().submit(workload)
+    except (BackendError, ValueError, OSError) as exc:
+        _end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=f"could not start: {exc}"))
+        return None
+    if subtask is not None and job.job_type == JobType.BATCH:
+        count = job.subtasks.count()
+        lifecycle.record(
+            job,
+            _("Sub-task %(i)s of %(n)s started: %(command)s")
+            % {"i": subtask.index + 1, "n": count, "command": subtask.command[:300]},
+        )
+    # A stop that came between the attempt's row and the submit found nothing to stop.
+    attempt.refresh_from_db(fields=["stop_cause"])
+    if attempt.stop_cause:
+        backend().stop(attempt.workload_id, job.graceful_shutdown_seconds)
+    return attempt
+
+
+def _fail_to_launch(job: Job, reason: str) -> None:
+    message = _("Could not launch: %(reason)s") % {"reason": reason}
+    with transaction.atomic():
+        if lifecycle.move(job, Phase.ERROR, message, kind="error", reason=message[:500]):
+            release(job)
+    transaction.on_commit(hooks.queue_changed)
+
+
+# --- follow --------------------------------------------------------------------------------
+
+
+def sync() -> int:
+    """Follow every live attempt once: start, end, expiry, usage. Returns how many."""
+    live = list(Attempt.objects.filter(ended_at__isnull=True).select_related("job"))
+    for attempt in live:
+        try:
+            follow(attempt)
+        except BackendError as exc:  # the backend did not answer: try again next time
+            log.warning("cannot follow %s: %s", attempt.workload_id, exc)
+    return len(live)
+
+
+def follow(attempt: Attempt) -> str:
+    """One look at one attempt; returns its state afterwards."""
+    try:
+        status = backend().poll(attempt.workload_id)
+    except UnknownWorkload:
+        status = WorkloadStatus(WorkloadState.FAILED, reason="the backend lost track of it")
+    if status.state.finished:
+        _end(attempt, status)
+        return attempt.state
+    if status.state == WorkloadState.RUNNING and attempt.state == Attempt.State.STARTING:
+        _running(attempt)
+    if attempt.state == Attempt.State.RUNNING:
+        _expire_if_due(attempt)
+        _sample(attempt)
+    return attempt.state
+
+
+def _running(attempt: Attempt) -> None:
+    now = timezone.now()
+    if not Attempt.objects.filter(pk=attempt.pk, state=Attempt.State.STARTING).update(
+        state=Attempt.State.RUNNING, running_at=now
+    ):
+        attempt.refresh_from_db()
+        return
+    attempt.state, attempt.running_at = Attempt.State.RUNNING, now
+    _job_running(attempt.job, attempt)
+
+
+def _job_running(job: Job, attempt: Attempt) -> None:
+    """The job's first attempt is running: its duration counts from now (SPEC O6)."""
+    if job.phase != Phase.STARTING:
+        return
+    now = timezone.now()
+    names = ", ".join(r["name"] for r in attempt.replicas)
+    lifecycle.move(
+        job,
+        Phase.RUNNING,
+        _("Running: %(names)s.") % {"names": names},
+        started_at=now,
+        deadline=now + timedelta(hours=job.duration_hours),
+    )
+
+
+def _expire_if_due(attempt: Attempt) -> None:
+    job = attempt.job
+    job.refresh_from_db(fields=["deadline", "phase", "duration_hours"])
+    if attempt.stop_cause or job.deadline is None or job.deadline > timezone.now():
+        return
+    if Attempt.objects.filter(pk=attempt.pk, stop_cause="").update(
+        stop_cause=Attempt.StopCause.EXPIRY
+    ):
+        attempt.stop_cause = Attempt.StopCause.EXPIRY
+        lifecycle.record(
+            job,
+            _(
+                "Its duration of %(hours)s h is over: stopping it (SIGTERM, then killed after "
+                "%(seconds)s s)."
+            )
+            % {"hours": job.duration_hours, "seconds": job.graceful_shutdown_seconds},
+            kind=JobEvent.Kind.WARNING,
+        )
+        backend().stop(attempt.workload_id, job.graceful_shutdown_seconds)
+
+
+def _sample(attempt: Attempt) -> None:
+    now = timezone.now()
+    due = attempt.sampled_at is None or now - attempt.sampled_at >= timedelta(
+        seconds=settings.USAGE_SECONDS
+    )
+    if not due:
+        return
+    samples = backend().usage(attempt.workload_id)
+    UsageSample.objects.bulk_create(
+        UsageSample(
+            attempt=attempt,
+            replica=s.replica,
+            at=now,
+            cpu_percent=round(s.cpu_percent, 1),
+            memory_mib=round(s.memory_mib, 1),
+            accelerator_util=s.accelerator_util,
+            accelerator_memory_mib=s.accelerator_memory_mib,
+        )
+        for s in samples
+    )
+    Attempt.objects.filter(pk=attempt.pk).update(sampled_at=now)
+    attempt.sampled_at = now
+
+
+# --- end -----------------------------------------------------------------------------------
+
+_ATTEMPT_STATE = {
+    WorkloadState.SUCCEEDED: Attempt.State.SUCCEEDED,
+    WorkloadState.FAILED: Attempt.State.FAILED,
+    WorkloadState.STOPPED: Attempt.State.STOPPED,
+}
+
+
+def _end(attempt: Attempt, status: WorkloadStatus) -> None:
+    """The attempt has ended: record it, then end the job (or start a batch's next sub-task)."""
+    failed = [r for r in status.replicas if r.exit_code not in (None, 0)]
+    exit_code = failed[0].exit_code if failed else (0 if status.state == "succeeded" else None)
+    if not Attempt.objects.filter(pk=attempt.pk, ended_at__isnull=True).update(
+        state=_ATTEMPT_STATE[status.state],
+        ended_at=timezone.now(),
+        exit_code=exit_code,
+        reason=status.reason[:500],
+    ):
+        return  # another worker ended it
+    attempt.refresh_from_db()
+    job = Job.objects.get(pk=attempt.job_id)
+    if status.state == WorkloadState.SUCCEEDED and not attempt.stop_cause:
+        _job_running(job, attempt)  # it ran, even if it ended before a poll saw it running
+        following = _next_subtask(job, attempt)
+        if following is not None:
+            start(job.pk, following)
+            return
+    to, message, kind = _outcome(job, attempt, status)
+    with transaction.atomic():
+        reason = message[:500] if kind == JobEvent.Kind.ERROR else ""
+        # A job that ended before any poll saw it running still started (SPEC Q1 times).
+        started = {}
+        if job.started_at is None:
+            begun = attempt.running_at or attempt.created_at
+            started = {"started_at": begun, "deadline": begun + timedelta(hours=job.duration_hours)}
+        if lifecycle.move(job, to, message, kind=kind, reason=reason, **started):
+            release(job)
+    transaction.on_commit(hooks.queue_changed)
+
+
+def _next_subtask(job: Job, attempt: Attempt) -> SubTask | None:
+    if job.job_type != JobType.BATCH or attempt.subtask is None:
+        return None
+    return job.subtasks.filter(index__gt=attempt.subtask.index).order_by("index").first()
+
+
+def _outcome(job: Job, attempt: Attempt, status: WorkloadStatus) -> tuple[str, str, str]:
+    if attempt.stop_cause == Attempt.StopCause.EXPIRY:
+        return Phase.EXPIRED, _("Expired: its duration ran out and its processes ended."), "warning"
+    if attempt.stop_cause == Attempt.StopCause.USER or status.state == WorkloadState.STOPPED:
+        return Phase.STOPPED, _("Stopped: every process has ended."), "info"
+    if status.state == WorkloadState.SUCCEEDED:
+        return Phase.SUCCEEDED, _("Succeeded."), "info"
+    reason = status.reason or _("it failed")
+    if job.job_type == JobType.BATCH and attempt.subtask is not None:
+        index = attempt.subtask.index + 1
+        reason = _("sub-task %(i)s: %(reason)s") % {"i": index, "reason": reason}
+    return Phase.ERROR, _("Failed: %(reason)s.") % {"reason": reason}, "error"
+
+
+# --- stop ----------------------------------------------------------------------------------
+
+
+def request_stop(job: Job, user) -> None:
+    """Stop a job holding (or about to hold) processes: SIGTERM now, SIGKILL after its
+    graceful time (SPEC F7). The job ends as *stopped* once every process has ended."""
+    attempt = job.attempts.filter(ended_at__isnull=True).order_by("-number").first()
+    if attempt is None:
+        with transaction.atomic():
+            message = _("Stopped by %(user)s.") % {"user": user}
+            if not lifecycle.move(job, Phase.STOPPED, message, actor=user):
+                raise NotApplicable(_("The job changed meanwhile: reload the page."))
+            release(job)
+        return
+    if attempt.stop_cause:
+        raise NotApplicable(_("The job is already stopping."))
+    Attempt.objects.filter(pk=attempt.pk).update(stop_cause=Attempt.StopCause.USER)
+    lifecycle.record(
+        job,
+        _("Stop requested by %(user)s: SIGTERM now, killed after %(seconds)s s if still running.")
+        % {"user": user, "seconds": job.graceful_shutdown_seconds},
+        actor=user,
+    )
+    seconds = job.graceful_shutdown_seconds
+    workload = attempt.workload_id
+    transaction.on_commit(lambda: _stop_now(workload, seconds))
+
+
+def _stop_now(workload: str, seconds: int) -> None:
+    backend().stop(workload, seconds)
+    from jobs.tasks import sync_runs
+
+    sync_runs.apply_async(countdown=1)
+
+
+def forget(job: Job) -> None:
+    """A deleted job's workloads: cleaned up once its graceful time has passed."""
+    from jobs.tasks import clean_up
+
+    seconds = job.graceful_shutdown_seconds + 5
+    for workload in job.attempts.values_list("workload_id", flat=True):
+        transaction.on_commit(lambda w=workload: clean_up.apply_async((w,), countdown=seconds))
+
+
+# --- a worker (re)starts ---------------------------------------------------------------------
+
+
+def recover() -> int:
+    """Kill orphans the backend finds and follow what is left; returns the orphans killed."""
+    found = backend().recover()
+    sync()
+    return sum(item.killed_processes for item in found)

@@ -1,0 +1,94 @@
+"""From a saved job, its allocations and its launch plan to a backend Workload."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from jobs.launch import LaunchPlan
+from jobs.launch_request import plan_for
+from jobs.models import Job
+from resources import runtimes
+from resources.backends.base import ReplicaSpec, Workload
+from resources.backends.local_runner_prepare import DEFAULT_PATH
+from resources.models import Allocation
+
+
+def workload_id(job: Job, number: int) -> str:
+    return f"job-{job.pk}-{number}"
+
+
+def placements(job: Job) -> list[tuple[str, tuple[int, ...]]]:
+    """(node name, physical board indexes) per worker, in worker order."""
+    rows = (
+        Allocation.objects.live()
+        .filter(holder_kind=Allocation.Holder.JOB, holder_id=job.pk)
+        .select_related("node")
+        .order_by("id")
+    )
+    by_replica = {}
+    for row in rows:
+        slices = max(1, row.node.slices_per_board)
+        boards = tuple(sorted({slot // slices for slot in row.slots}))
+        by_replica[row.replica] = (row.node.name, boards)
+    return [by_replica[name] for name in sorted(by_replica, key=_worker_index)]
+
+
+def _path(job: Job) -> str:
+    """PATH with the image's runtime first (the local backend's image -> runtime setting);
+    empty: the backend's own default."""
+    entries = runtimes.path_entries(job.image) if job.image_id else []
+    return ":".join([*entries, DEFAULT_PATH]) if entries else ""
+
+
+def _worker_index(replica: str) -> int:
+    return int(replica.rsplit("-", 1)[-1]) if replica.rsplit("-", 1)[-1].isdigit() else 0
+
+
+def build(job: Job, number: int, subtask=None) -> tuple[Workload, LaunchPlan]:
+    """The workload of attempt ``number``; ValueError when the job cannot be launched as it
+    is (no allocation, a plan the launch rules refuse)."""
+    placed = placements(job)
+    if not placed:
+        raise ValueError("no node is reserved for the job")
+    plan = plan_for(job, subtask)
+    path = _path(job)
+    replicas = []
+    workers = [r for r in plan.replicas if r.role == "worker"]
+    if len(workers) != len(placed):
+        raise ValueError(f"{len(workers)} worker(s) planned but {len(placed)} node(s) reserved")
+    for replica in plan.replicas:
+        if replica.role == "worker":
+            node, boards = placed[replica.index]
+        else:  # parameter servers share the workers' nodes (seed 001), holding no board
+            node, boards = placed[replica.index % len(placed)][0], ()
+        env = dict(replica.env)
+        if path:
+            env["PATH"] = path
+        replicas.append(
+            ReplicaSpec(
+                name=replica.hostname,
+                role=replica.role,
+                index=replica.index,
+                argv=tuple(replica.argv),
+                env=env,
+                files=dict(replica.files),
+                mounts=tuple(
+                    (str(m.source), str(m.target), bool(m.read_only)) for m in replica.mounts
+                ),
+                cpu_millicores=replica.cpu_millicores,
+                memory_mib=replica.memory_mib,
+                slots=boards,
+                node=node,
+                runs_entry=replica.runs_entry,
+                awaited=replica.awaited,
+                aliases=(replica.address,) if replica.address != replica.hostname else (),
+            )
+        )
+    workload = Workload(
+        id=workload_id(job, number),
+        replicas=tuple(replicas),
+        graceful_seconds=job.graceful_shutdown_seconds,
+        wait_for_peers=plan.wait_for_peers,
+        peer_timeout_seconds=settings.PEER_TIMEOUT_SECONDS,
+    )
+    return workload, plan

@@ -1,0 +1,55 @@
+"""What the execution tests share (no tests here): jobs that really run on the local backend
+under a temporary runs folder, admitted by the real admission pass."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from jobs.execution import runs
+from jobs.models import Attempt, Job
+from jobs.scheduling.db import run_pass
+from resources.mounts import storage_source
+from tests.helpers import wait_until
+from tests.jobs.factories import JobFactory
+
+
+def program(job: Job, name: str, code: str) -> Path:
+    """A file of the job's algorithm (what /workspace/algorithm holds)."""
+    path = storage_source(job.algorithm.path) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(code).lstrip())
+    path.chmod(0o755)
+    return path
+
+
+def make_job(owner, project, spec, **fields) -> Job:
+    """A queued job whose algorithm folder exists (empty until :func:`program` fills it)."""
+    job = JobFactory(owner=owner, project=project, specs=[spec], **fields)
+    storage_source(job.algorithm.path).mkdir(parents=True, exist_ok=True)
+    return job
+
+
+def admit_and_launch() -> list[Attempt]:
+    """One admission pass and the launch of what it admitted, as the worker's task does."""
+    result = run_pass()
+    return runs.launch(result.admitted)
+
+
+def wait_for_phase(job: Job, *phases: str, timeout: float = 30) -> Job:
+    """Follow the attempts (as beat's sync task does) until the job reaches one of
+    ``phases``."""
+
+    def reached():
+        runs.sync()
+        job.refresh_from_db()
+        return job.phase in phases
+
+    wait_until(reached, timeout, 0.2)
+    return job
+
+
+def log_of(attempt: Attempt, replica: str | None = None) -> str:
+    name = replica or attempt.replicas[0]["name"]
+    text, _ = runs.backend().logs(attempt.workload_id, name, 0, 1 << 20)
+    return text

@@ -1,0 +1,196 @@
+"""Admitted jobs run for real on the local backend (SPEC E1, F7, O6; Q1 statuses): success,
+failure with its exit code, a missing command, stop and expiry within the graceful time,
+a moved deadline, batch sub-tasks one after the other."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from jobs import operations
+from jobs.execution import runs
+from jobs.models import Attempt, JobEvent, JobType, Phase, Status, SubTask
+from resources.models import Allocation
+from tests.jobs.execution_helpers import (
+    admit_and_launch,
+    log_of,
+    make_job,
+    program,
+    wait_for_phase,
+)
+
+pytestmark = pytest.mark.usefixtures("local_runs")
+
+
+def messages(job) -> list[str]:
+    events = JobEvent.objects.filter(job=job).order_by("at", "id")
+    return list(events.values_list("message", flat=True))
+
+
+def test_a_job_runs_in_its_workspace_and_succeeds(alice, vision, run_cluster):
+    job = make_job(
+        alice,
+        vision,
+        run_cluster["cpu"],
+        command="python3 /workspace/algorithm/main.py",
+    )
+    program(
+        job,
+        "main.py",
+        """
+        import os
+        print("hello from", os.environ["CONSOLE_JOB_NAME"], os.getcwd().endswith("workspace"))
+        open("outputs/result.txt", "w").write("done")
+        """,
+    )
+    [attempt] = admit_and_launch()
+    job = wait_for_phase(job, Phase.SUCCEEDED)
+    assert job.status == Status.SUCCEEDED
+    assert job.started_at is not None and job.finished_at >= job.started_at
+    assert job.deadline == job.started_at + timedelta(hours=job.duration_hours)
+    attempt.refresh_from_db()
+    assert (attempt.state, attempt.exit_code) == (Attempt.State.SUCCEEDED, 0)
+    assert f"hello from {job.name} True" in log_of(attempt)
+    assert not Allocation.objects.live().filter(holder_id=job.pk).exists()
+    events = messages(job)
+    assert events[-3].startswith("Starting on ")
+    assert events[-2].startswith("Running: ")
+    assert events[-1] == "Succeeded."
+
+
+def test_a_failing_command_ends_as_error_with_its_exit_code(alice, vision, run_cluster):
+    job = make_job(
+        alice,
+        vision,
+        run_cluster["cpu"],
+        command="python3 -c 'import sys; sys.exit(3)'",
+    )
+    [attempt] = admit_and_launch()
+    job = wait_for_phase(job, Phase.ERROR)
+    attempt.refresh_from_db()
+    assert attempt.exit_code == 3
+    assert "exited with code 3" in job.reason
+    last = JobEvent.objects.filter(job=job).last()
+    assert last.kind == JobEvent.Kind.ERROR and "exited with code 3" in last.message
+    assert not Allocation.objects.live().filter(holder_id=job.pk).exists()
+
+
+def test_a_command_that_is_not_found_ends_as_error_saying_so(alice, vision, run_cluster):
+    job = make_job(
+        alice,
+        vision,
+        run_cluster["cpu"],
+        command="pyhton3 train.py",
+    )
+    admit_and_launch()
+    job = wait_for_phase(job, Phase.ERROR)
+    assert "pyhton3" in job.reason and "not found" in job.reason
+
+
+def test_stop_ends_a_running_job_within_its_graceful_time(alice, vision, run_cluster):
+    job = make_job(
+        alice, vision, run_cluster["cpu"], command="sleep 600", graceful_shutdown_seconds=3
+    )
+    admit_and_launch()
+    job = wait_for_phase(job, Phase.RUNNING)
+    operations.stop(job, alice)
+    stopped_at = timezone.now()
+    job = wait_for_phase(job, Phase.STOPPED, timeout=10)
+    assert (job.finished_at - stopped_at).total_seconds() < 3 + 2
+    assert any(m.startswith("Stop requested by alice") for m in messages(job))
+    assert not Allocation.objects.live().filter(holder_id=job.pk).exists()
+
+
+def test_a_program_ignoring_sigterm_is_killed_after_the_graceful_time(alice, vision, run_cluster):
+    job = make_job(
+        alice,
+        vision,
+        run_cluster["cpu"],
+        command="python3 /workspace/algorithm/stubborn.py",
+        graceful_shutdown_seconds=2,
+    )
+    program(
+        job,
+        "stubborn.py",
+        """
+        import signal, time
+        signal.signal(signal.SIGTERM, lambda *a: print("ignoring SIGTERM", flush=True))
+        print("ready", flush=True)
+        time.sleep(600)
+        """,
+    )
+    [attempt] = admit_and_launch()
+    job = wait_for_phase(job, Phase.RUNNING)
+    operations.stop(job, alice)
+    began = timezone.now()
+    job = wait_for_phase(job, Phase.STOPPED, timeout=10)
+    assert 2 <= (job.finished_at - began).total_seconds() < 2 + 3
+    assert "ignoring SIGTERM" in log_of(attempt)
+
+
+def test_a_job_expires_when_its_duration_runs_out(alice, vision, run_cluster):
+    job = make_job(
+        alice,
+        vision,
+        run_cluster["cpu"],
+        command="sleep 600",
+        graceful_shutdown_seconds=2,
+    )
+    admit_and_launch()
+    job = wait_for_phase(job, Phase.RUNNING)
+    job.__class__.objects.filter(pk=job.pk).update(deadline=timezone.now())
+    job = wait_for_phase(job, Phase.EXPIRED, timeout=10)
+    assert job.status == Status.EXPIRED
+    assert any("duration" in m and "is over" in m for m in messages(job))
+
+
+def test_adjusting_the_duration_moves_the_deadline_without_a_restart(alice, vision, run_cluster):
+    job = make_job(
+        alice,
+        vision,
+        run_cluster["cpu"],
+        command="sleep 600",
+        graceful_shutdown_seconds=1,
+    )
+    [attempt] = admit_and_launch()
+    job = wait_for_phase(job, Phase.RUNNING)
+    operations.adjust_duration(job, 2, alice)
+    job.refresh_from_db()
+    assert job.deadline == job.started_at + timedelta(hours=2)
+    runs.sync()
+    job.refresh_from_db()
+    assert job.phase == Phase.RUNNING
+    assert list(job.attempts.values_list("pk", flat=True)) == [attempt.pk]
+
+
+def test_batch_sub_tasks_run_one_after_the_other_into_their_own_outputs(alice, vision, run_cluster):
+    job = make_job(
+        alice, vision, run_cluster["cpu"], job_type=JobType.BATCH, command="", name="sweep"
+    )
+    for index in range(2):
+        SubTask.objects.create(
+            job=job,
+            index=index,
+            algorithm=job.algorithm,
+            command=f"python3 /workspace/algorithm/task.py {index}",
+        )
+    program(
+        job,
+        "task.py",
+        """
+        import sys
+        open("outputs/which.txt", "w").write(sys.argv[1])
+        """,
+    )
+    admit_and_launch()
+    job = wait_for_phase(job, Phase.SUCCEEDED)
+    attempts = list(job.attempts.order_by("number"))
+    assert [a.subtask.index for a in attempts] == [0, 1]
+    assert all(a.state == Attempt.State.SUCCEEDED for a in attempts)
+    from resources.mounts import storage_source
+
+    outputs = storage_source(job.output_path)
+    assert (outputs / "sweep-0" / "which.txt").read_text() == "0"
+    assert (outputs / "sweep-1" / "which.txt").read_text() == "1"
