@@ -1,6 +1,6 @@
 from django.urls import path
 
-from jobs.views import detail, form, lists, operations, predict, queue
+from jobs.views import detail, form, lists, operations, predict, queue, runs
 
 urlpatterns = [
     path("jobs/", lists.job_list, name="job_list"),
@@ -9,6 +9,11 @@ urlpatterns = [
     path("jobs/new/refresh/", form.job_form_refresh, name="job_form_refresh"),
     path("jobs/new/predict/", predict.job_form_predict, name="job_form_predict"),
     path("jobs/<int:pk>/", detail.job_detail, name="job_detail"),
+    path("jobs/<int:pk>/live/", runs.job_live, name="job_live"),
+    path("jobs/<int:pk>/logs/", runs.job_logs, name="job_logs"),
+    path("jobs/<int:pk>/logs/more/", runs.job_logs_more, name="job_logs_more"),
+    path("jobs/<int:pk>/logs/download/", runs.job_log_download, name="job_log_download"),
+    path("jobs/<int:pk>/usage/", runs.job_usage, name="job_usage"),
     path("jobs/<int:pk>/clone/", form.job_clone, name="job_clone"),
     path("jobs/<int:pk>/stop/", operations.job_stop, name="job_stop"),
     path("jobs/<int:pk>/delete/", operations.job_delete, name="job_delete"),

@@ -7,6 +7,7 @@ The actors follow one story: alice and bob work in *vision*, lead leads it, char
 from __future__ import annotations
 
 import uuid
+from decimal import Decimal
 
 import pytest
 from django.core.cache import cache
@@ -14,6 +15,8 @@ from django.utils import translation
 
 from console.models import Role
 from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
+from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
+from tests.resources.test_local_runner_helpers import running
 
 
 @pytest.fixture(autouse=True)
@@ -114,3 +117,31 @@ def pytest_configure(config):
     # A queue of this run's own, so that nothing else on a shared broker (a running
     # `make run`, another test run) takes or feeds its tasks.
     app.conf.task_default_queue = f"tests-{uuid.uuid4().hex[:8]}"
+
+
+# --- jobs that really run on the local backend (tests/jobs, tests/browser) ---------------
+
+
+@pytest.fixture
+def local_runs(settings, tmp_path):
+    """The local backend's runs folder under tmp_path; whatever a test leaves running is
+    killed at its end."""
+    with running(tmp_path) as found:
+        settings.RUNS_DIR = found.root
+        yield found
+
+
+@pytest.fixture
+def run_cluster(transactional_db):
+    """Two nodes of two boards and a CPU node; specs to match."""
+    model = AcceleratorModelFactory(name="Demo-GPU")
+    for name in ("node-a", "node-b"):
+        NodeFactory(name=name, board_count=2, accelerator_model=model)
+    NodeFactory(name="node-cpu")
+    return {
+        "cpu": NodeSpecFactory(name="cpu-1", cpu_millicores=1000, memory_mib=1024),
+        "gpu": NodeSpecFactory(
+            name="gpu-1", cpu_millicores=1000, memory_mib=1024, boards=Decimal(1),
+            accelerator_model=model,
+        ),
+    }  # fmt: skip

@@ -65,7 +65,14 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
         _fail_to_launch(job, str(exc))
         return None
     replicas = [
-        {"name": r.name, "label": r.label, "node": r.node, "runs_entry": r.runs_entry}
+        {
+            "name": r.name,
+            "label": r.label,
+            "node": r.node,
+            "runs_entry": r.runs_entry,
+            "cpu": r.cpu_millicores,
+            "memory": r.memory_mib,
+        }
         for r in workload.replicas
     ]
     with transaction.atomic():

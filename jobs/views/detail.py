@@ -1,4 +1,4 @@
-"""/jobs/<id>/: configuration, /workspace layout, effective launch, events."""
+"""/jobs/<id>/: configuration, /workspace layout, effective launch, events, logs, usage."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from jobs.models import Job, JobPrediction, Priority
 from jobs.permissions import get_job_for_user
 from jobs.prediction import describe_blockers
 from jobs.queue_words import word_jobs
+from jobs.views.runs import log_context, usage_context
 from jobs.workspace import job_mounts
 
 DETAIL_QUERYSET = Job.objects.select_related(
@@ -47,5 +48,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "events": job.events.select_related("actor").order_by("-at", "-id")[:200],
             "durations": limits.current().durations_hours,
             "priorities": priorities,
+            "log": log_context(job, request),
+            "usage": usage_context(job, request),
         },
     )

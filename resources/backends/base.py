@@ -217,6 +217,10 @@ class Backend(Protocol):
         ask for next (``offset`` when there is nothing new)."""
         ...
 
+    def log_size(self, workload_id: str, replica: str) -> int:
+        """How many bytes of output the replica has written so far (to show a log's tail)."""
+        ...
+
     def usage(self, workload_id: str) -> list[UsageSample]:
         """CPU, memory and accelerator use of each running replica."""
         ...

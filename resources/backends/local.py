@@ -112,6 +112,9 @@ class LocalBackend:
     ) -> tuple[str, int]:
         return self.runner.logs(workload_id, replica, offset, limit)
 
+    def log_size(self, workload_id: str, replica: str) -> int:
+        return self.runner.log_size(workload_id, replica)
+
     def usage(self, workload_id: str) -> list[UsageSample]:
         return self.runner.usage(workload_id)
 

@@ -255,6 +255,15 @@ class LocalRunner:
         whole = _without_partial_character(data) or data
         return whole.decode("utf-8", errors="replace"), offset + len(whole)
 
+    def log_size(self, workload_id: str, replica: str) -> int:
+        folder = self._folder(workload_id)
+        if not REPLICA_NAME.fullmatch(replica) or not (folder / replica).is_dir():
+            raise UnknownWorkload(f"workload {workload_id} has no replica {replica!r}")
+        try:
+            return (folder / replica / "log.txt").stat().st_size
+        except FileNotFoundError:
+            return 0
+
     def usage(self, workload_id: str) -> list[UsageSample]:
         folder = self._folder(workload_id)
         state = host.read_json(folder / "state.json") or {}

@@ -8,3 +8,17 @@ document.addEventListener("htmx:responseError", () => {
   alert.textContent = document.body.dataset.requestFailed;
   messages.replaceChildren(alert);
 });
+
+// A log that was scrolled to its end stays at its end as lines arrive.
+document.addEventListener("htmx:oobBeforeSwap", (event) => {
+  const log = event.detail.target;
+  if (!log || log.id !== "log-text") return;
+  log.dataset.follow = log.scrollTop + log.clientHeight >= log.scrollHeight - 8 ? "true" : "false";
+});
+document.addEventListener("htmx:oobAfterSwap", (event) => {
+  const log = event.detail.target;
+  if (log && log.id === "log-text" && log.dataset.follow === "true") log.scrollTop = log.scrollHeight;
+});
+document.addEventListener("htmx:load", (event) => {
+  for (const log of event.detail.elt.querySelectorAll?.("#log-text") ?? []) log.scrollTop = log.scrollHeight;
+});

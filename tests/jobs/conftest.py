@@ -19,7 +19,6 @@ from tests.resources.factories import (
     NodeSpecFactory,
     ResourcePoolFactory,
 )
-from tests.resources.test_local_runner_helpers import running
 
 
 @pytest.fixture
@@ -94,28 +93,3 @@ def job_post(inventory, catalog):
         return data
 
     return build
-
-
-@pytest.fixture
-def local_runs(settings, tmp_path):
-    """The local backend's runs folder under tmp_path; whatever a test leaves running is
-    killed at its end."""
-    with running(tmp_path) as found:
-        settings.RUNS_DIR = found.root
-        yield found
-
-
-@pytest.fixture
-def run_cluster(transactional_db):
-    """Two nodes of two boards and a CPU node; specs to match."""
-    model = AcceleratorModelFactory(name="Demo-GPU")
-    for name in ("node-a", "node-b"):
-        NodeFactory(name=name, board_count=2, accelerator_model=model)
-    NodeFactory(name="node-cpu")
-    return {
-        "cpu": NodeSpecFactory(name="cpu-1", cpu_millicores=1000, memory_mib=1024),
-        "gpu": NodeSpecFactory(
-            name="gpu-1", cpu_millicores=1000, memory_mib=1024, boards=Decimal(1),
-            accelerator_model=model,
-        ),
-    }  # fmt: skip

@@ -258,6 +258,9 @@ def test_logs_follow_the_output_as_it_grows(runs):
     assert (text, after) == ("one\ndeux ", cut - 1)
     assert runs.runner.logs("talk-1", "job-worker-0", after, 3)[0] == "é\n"
     assert runs.runner.logs("talk-1", "job-worker-0", offset) == ("", offset)
+    assert runs.runner.log_size("talk-1", "job-worker-0") == offset
+    with pytest.raises(UnknownWorkload):
+        runs.runner.log_size("talk-1", "job-worker-9")
 
 
 def test_usage_reports_cpu_and_memory(runs):

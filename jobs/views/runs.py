@@ -1,0 +1,198 @@
+"""The live parts of /jobs/<id>/ (SPEC O2): status and events, per-node logs that follow as
+they grow, the whole log as a download, resource use over time."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
+
+from jobs.execution import charts, runs
+from jobs.models import Attempt, Job
+from jobs.permissions import get_job_for_user
+from resources.backends.base import BackendError
+
+TAIL_BYTES = 64 * 1024  # what a page shows of a log at first; the download has it all
+MORE_BYTES = 256 * 1024  # the most one follow-up request adds
+
+
+def _attempt(job: Job, request: HttpRequest) -> Attempt | None:
+    attempts = job.attempts.order_by("-number")
+    number = request.GET.get("attempt", "")
+    if number:
+        if not number.isdigit():
+            raise Http404
+        return attempts.filter(number=int(number)).first() or _missing()
+    return attempts.first()
+
+
+def _missing():
+    raise Http404
+
+
+def _replica(attempt: Attempt, request: HttpRequest) -> dict:
+    wanted = request.GET.get("replica", "")
+    for replica in attempt.replicas:
+        if replica["name"] == wanted:
+            return replica
+    if wanted:
+        raise Http404
+    entry = [r for r in attempt.replicas if r.get("runs_entry", True)]
+    return (entry or attempt.replicas)[0]
+
+
+def _offset(request: HttpRequest) -> int:
+    value = request.GET.get("offset", "0")
+    if not value.isdigit() or len(value) > 15:
+        raise Http404
+    return int(value)
+
+
+def log_context(job: Job, request: HttpRequest) -> dict:
+    """The log panel: which attempt and replica, the tail of its log, where to follow from."""
+    attempt = _attempt(job, request)
+    if attempt is None:
+        return {"job": job, "attempt": None}
+    replica = _replica(attempt, request)
+    context = {
+        "job": job,
+        "attempt": attempt,
+        "attempts": list(job.attempts.order_by("-number")),
+        "replica": replica,
+        "text": "",
+        "offset": 0,
+        "cut": False,
+        "gone": False,
+    }
+    backend = runs.backend()
+    try:
+        size = backend.log_size(attempt.workload_id, replica["name"])
+        start = max(0, size - TAIL_BYTES)
+        text, offset = backend.logs(attempt.workload_id, replica["name"], start, TAIL_BYTES)
+    except BackendError:  # cleaned up (or the backend does not answer now)
+        context["gone"] = True
+        return context
+    if start and "\n" in text:  # begin at a whole line
+        text = text.split("\n", 1)[1]
+    context.update(text=text, offset=offset, cut=start > 0)
+    return context
+
+
+@require_GET
+@login_required
+def job_live(request: HttpRequest, pk: int) -> HttpResponse:
+    """Polled while the job is live: the events as they come; a new phase reloads the page,
+    so that status, buttons and panels all show it."""
+    job, _may = get_job_for_user(request.user, pk)
+    if request.GET.get("phase") != job.phase:
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"
+        return response
+    return render(
+        request,
+        "jobs/run_live.html",
+        {"job": job, "events": job.events.select_related("actor").order_by("-at", "-id")[:200]},
+    )
+
+
+@require_GET
+@login_required
+def job_logs(request: HttpRequest, pk: int) -> HttpResponse:
+    job, _may = get_job_for_user(request.user, pk)
+    return render(request, "jobs/run_logs.html", log_context(job, request))
+
+
+@require_GET
+@login_required
+def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
+    """What the log has gained since ``offset``, and the element that asks again."""
+    job, _may = get_job_for_user(request.user, pk)
+    attempt = _attempt(job, request) or _missing()
+    replica = _replica(attempt, request)
+    offset = _offset(request)
+    live = attempt.live  # read before the log, so that the last lines are never missed
+    try:
+        text, after = runs.backend().logs(attempt.workload_id, replica["name"], offset, MORE_BYTES)
+    except BackendError:
+        text, after, live = "", offset, False
+    more = bool(text) and after - offset >= MORE_BYTES
+    return render(
+        request,
+        "jobs/run_log_more.html",
+        {
+            "job": job,
+            "attempt": attempt,
+            "replica": replica,
+            "text": text,
+            "offset": after,
+            "follow": live or more,
+        },
+    )
+
+
+@require_GET
+@login_required
+def job_log_download(request: HttpRequest, pk: int) -> HttpResponse:
+    job, _may = get_job_for_user(request.user, pk)
+    attempt = _attempt(job, request) or _missing()
+    replica = _replica(attempt, request)
+    backend = runs.backend()
+    try:
+        backend.log_size(attempt.workload_id, replica["name"])
+    except BackendError:
+        raise Http404 from None
+
+    def chunks():
+        offset = 0
+        while True:
+            text, after = backend.logs(attempt.workload_id, replica["name"], offset, 1 << 20)
+            if after == offset:
+                return
+            yield text.encode()
+            offset = after
+
+    response = StreamingHttpResponse(chunks(), content_type="text/plain; charset=utf-8")
+    name = f"{job.name}-{attempt.number}-{replica['name']}.log"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def usage_context(job: Job, request: HttpRequest) -> dict:
+    attempt = _attempt(job, request)
+    if attempt is None:
+        return {"job": job, "attempt": None, "replicas": []}
+    limits = {r["name"]: r for r in attempt.replicas}
+    series: dict[str, dict[str, list]] = {}
+    for row in attempt.samples.values_list(
+        "replica", "at", "cpu_percent", "memory_mib", "accelerator_util", "accelerator_memory_mib"
+    ):
+        name, at, cpu, memory, util, accel_memory = row
+        found = series.setdefault(name, {"cpu": [], "memory": [], "util": [], "accel": []})
+        found["cpu"].append((at, cpu))
+        found["memory"].append((at, memory))
+        if util is not None:
+            found["util"].append((at, util))
+        if accel_memory is not None:
+            found["accel"].append((at, accel_memory))
+    replicas = []
+    for name in limits:
+        data = series.get(name, {"cpu": [], "memory": [], "util": [], "accel": []})
+        shown = [
+            charts.line_chart(_("CPU"), "%", data["cpu"], floor_top=100),
+            charts.line_chart(_("Memory"), "MiB", data["memory"], limit=limits[name].get("memory")),
+        ]
+        if data["util"]:
+            shown.append(charts.line_chart(_("Accelerator"), "%", data["util"], floor_top=100))
+        if data["accel"]:
+            shown.append(charts.line_chart(_("Accelerator memory"), "MiB", data["accel"]))
+        replicas.append({"name": name, "label": limits[name]["label"], "charts": shown})
+    return {"job": job, "attempt": attempt, "replicas": replicas}
+
+
+@require_GET
+@login_required
+def job_usage(request: HttpRequest, pk: int) -> HttpResponse:
+    job, _may = get_job_for_user(request.user, pk)
+    return render(request, "jobs/run_usage.html", usage_context(job, request))

@@ -1,0 +1,81 @@
+"""Watching a job that really runs: the log follows in the page, the charts are drawn, and
+stopping it from the page ends it as stopped."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+from django.db import connection
+from playwright.sync_api import expect
+
+from jobs.execution import runs
+from jobs.models import Phase
+from tests.jobs.execution_helpers import admit_and_launch, make_job, program, wait_for_phase
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("local_runs")]
+
+
+@pytest.fixture
+def beat(settings):
+    """What beat's sync task does every few seconds, in a thread, for the test's length."""
+    settings.USAGE_SECONDS = 1
+    done = threading.Event()
+
+    def loop():
+        try:
+            while not done.wait(0.5):
+                runs.sync()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    yield
+    done.set()
+    thread.join()
+
+
+def test_watch_a_running_job_then_stop_it(page, alice, password, vision, run_cluster, beat):
+    job = make_job(
+        alice,
+        vision,
+        run_cluster["cpu"],
+        name="talker",
+        command="python3 /workspace/algorithm/talk.py",
+        graceful_shutdown_seconds=2,
+    )
+    program(
+        job,
+        "talk.py",
+        """
+        import itertools, signal, sys, time
+
+        def save_and_exit(*_):
+            print("saving a checkpoint, then exiting", flush=True)
+            sys.exit(0)
+
+        signal.signal(signal.SIGTERM, save_and_exit)
+        for step in itertools.count():
+            print(f"step {step}: loss {1 / (step + 1):.4f}", flush=True)
+            time.sleep(0.2)
+        """,
+    )
+    admit_and_launch()
+    wait_for_phase(job, Phase.RUNNING)
+    page.log_in("alice", password)
+    page.page.wait_for_url(re.compile(r"/$"))
+    page.goto(job.get_absolute_url())
+    p = page.page
+    log = p.locator("#log-text")
+    expect(log).to_contain_text("step 1:")
+    expect(log).to_contain_text("step 15:", timeout=10_000)  # followed, without a reload
+    expect(p.locator("[data-testid=usage] polyline").first).to_be_visible(timeout=15_000)
+    page.shot("job-running")
+    p.click("[data-testid=job-actions] >> text=Stop")
+    p.click("main button[type=submit]")
+    expect(p.locator("[data-testid=job-phase]")).to_contain_text("Stopped", timeout=15_000)
+    expect(p.locator("#log-text")).to_contain_text("saving a checkpoint, then exiting")
+    expect(p.locator("#log-follow")).to_contain_text("End of log.")
+    page.shot("job-stopped")
