@@ -22,7 +22,13 @@ from jobs.execution import workloads
 from jobs.models import Attempt, Job, JobEvent, JobType, Phase, SubTask, UsageSample
 from jobs.operations import NotApplicable, release
 from resources import backends
-from resources.backends.base import BackendError, UnknownWorkload, WorkloadState, WorkloadStatus
+from resources.backends.base import (
+    BackendError,
+    ReplicaState,
+    UnknownWorkload,
+    WorkloadState,
+    WorkloadStatus,
+)
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +235,8 @@ _ATTEMPT_STATE = {
 
 def _end(attempt: Attempt, status: WorkloadStatus) -> None:
     """The attempt has ended: record it, then end the job (or start a batch's next sub-task)."""
-    failed = [r for r in status.replicas if r.exit_code not in (None, 0)]
+    # The replica that failed, not the ones stopped because it did (SIGTERM: 143).
+    failed = [r for r in status.replicas if r.state == ReplicaState.FAILED]
     exit_code = failed[0].exit_code if failed else (0 if status.state == "succeeded" else None)
     if not Attempt.objects.filter(pk=attempt.pk, ended_at__isnull=True).update(
         state=_ATTEMPT_STATE[status.state],
