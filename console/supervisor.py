@@ -169,6 +169,9 @@ def main() -> None:
 
         settings.INSTALLED_APPS  # noqa: B018
         manage("migrate", "--noinput", "-v", "0")
+        if settings.EXECUTION_BACKEND == "local":
+            # Before the seed, which gives the demo's PyTorch image this runtime.
+            manage("make_runtime")
         manage("seed_demo")
         python = sys.executable
         children.start(

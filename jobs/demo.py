@@ -6,13 +6,17 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+# The jobs run the demo algorithm "ddp-sample": resources/samples/ddp_sample/train.py, copied
+# into its folder by the demo catalog. --sleep makes a step last long enough to watch.
+TRAIN = "python /workspace/algorithm/train.py"
+ALGORITHM = "ddp-sample"
+
 DEMO_JOBS = [
     # name, status/phase, spec, mode, nodes, command, hours ago
-    ("resnet-baseline", "succeeded", "gpu-1", "single", 1,
-     "python /workspace/algorithm/train.py --epochs 5", 30),
-    ("resnet-ddp", "running", "gpu-2", "pytorch", 2, "python /workspace/algorithm/train.py", 2),
-    ("bad-lr", "error", "gpu-1", "single", 1, "python /workspace/algorithm/train.py --lr 10", 20),
-    ("sweep-large", "queued", "gpu-4", "mpi", 2, "python /workspace/algorithm/train.py", 1),
+    ("resnet-baseline", "succeeded", "gpu-1", "single", 1, f"{TRAIN} --epochs 3 --sleep 0.5", 30),
+    ("resnet-ddp", "running", "gpu-2", "pytorch", 2, f"{TRAIN} --epochs 100 --sleep 0.5", 0),
+    ("bad-lr", "error", "gpu-1", "single", 1, f"{TRAIN} --lr 10 --sleep 0.5", 20),
+    ("sweep-large", "queued", "gpu-4", "mpi", 2, f"{TRAIN} --epochs 3 --sleep 0.5", 1),
 ]  # fmt: skip
 
 
@@ -24,22 +28,26 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
 
     alice, vision = users["alice"], projects["vision"]
     image = Image.objects.get(name="pytorch-2")
-    algorithm = Algorithm.objects.filter(name="resnet-train").first()
+    algorithm = Algorithm.objects.filter(name=ALGORITHM).first()
     now = timezone.now()
     for name, status, spec_name, mode, nodes, command, hours_ago in DEMO_JOBS:
         if Job.objects.filter(owner=alice, name=name).exists():
             continue
         spec = NodeSpec.objects.get(name=spec_name)
         created = now - timedelta(hours=hours_ago)
+        # The "running" one is really run: it is seeded as admitted on its nodes, and the
+        # worker launches it (jobs.execution) as it would any admitted job.
+        phase = "admitted" if status == "running" else status
+        ended = status in {"succeeded", "error"}
         job = Job.objects.create(
             name=name, owner=alice, project=vision, others_access="read_only", mode=mode,
             node_count=nodes, image=image, algorithm=algorithm, command=command,
-            output_path=f"outputs/alice/{name}", duration_hours=24, status=status, phase=status,
+            output_path=f"outputs/alice/{name}", duration_hours=24, status=status, phase=phase,
             created_at=created, submitted_at=created,
+            admitted_at=None if status == "queued" else created + timedelta(minutes=ended * 2),
             spec=spec if status != "queued" else None,
-            started_at=created + timedelta(minutes=2) if status != "queued" else None,
-            finished_at=created + timedelta(hours=1) if status in {"succeeded", "error"} else None,
-            deadline=created + timedelta(hours=24) if status == "running" else None,
+            started_at=created + timedelta(minutes=2) if ended else None,
+            finished_at=created + timedelta(hours=1) if ended else None,
             reason="exit code 1 on worker 0" if status == "error" else "",
         )  # fmt: skip
         JobSpecChoice.objects.create(job=job, spec=spec, order=0)

@@ -24,6 +24,7 @@ IMAGES = [
 
 
 def seed(log, users: dict, projects: dict, **_seeded) -> dict:
+    from resources import runtimes
     from resources.backends.local import LocalBackend
     from resources.inventory import sync
     from resources.models import AcceleratorModel, Image, Node, NodeSpec, ResourcePool
@@ -52,6 +53,10 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
             name=name,
             defaults={"reference": reference, "scopes": scopes, "board_kinds": kinds},
         )
+    # The local backend runs the PyTorch image's jobs with the runtime `make_runtime` made
+    # (it runs before this seed in `make run`); an admin's own choice is kept.
+    if runtimes.attach_to_demo_image():
+        log(f"Demo image {runtimes.DEMO_IMAGE}: local runtime {runtimes.default_folder()}")
     if find_spec("resources.demo_catalog"):
         from resources import demo_catalog
 

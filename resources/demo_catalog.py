@@ -36,6 +36,8 @@ ITEMS = [
      {"size_gib": 100, "description": "Shared by the Vision team: everyone may write here."}),
 ]  # fmt: skip
 FAVOURITES = [("alice", "dataset", "imagenet-mini", "bob")]  # who, kind, name, owner
+# Algorithms whose folder gets a program shipped in resources/samples/ (the demo jobs run it).
+PROGRAMS = [(("algorithm", "admin", "ddp-sample"), "DDP_SAMPLE")]
 
 
 def _models() -> dict:
@@ -76,6 +78,18 @@ def _write_folders(folders: list[tuple[str, str]], log: Callable[[str], object])
             return
 
 
+def _copy_programs(items: dict, log: Callable[[str], object]) -> None:
+    from resources import samples
+    from resources.mounts import storage_source
+
+    for key, program in PROGRAMS:
+        path = items[key].path
+        try:
+            samples.copy_program(getattr(samples, program), storage_source(path))
+        except OSError as error:
+            log(f"Demo catalog: could not copy the sample program into {path} ({error})")
+
+
 def seed(log: Callable[[str], object], users: dict, projects: dict) -> None:
     models = _models()
     items = {}
@@ -104,4 +118,5 @@ def seed(log: Callable[[str], object], users: dict, projects: dict) -> None:
     for who, kind, name, owner in FAVOURITES:
         items[kind, owner, name].favourited_by.add(users[who])
     _write_folders(folders, log)
+    _copy_programs(items, log)
     log(f"Demo catalog: {len(ITEMS)} items, {len(folders)} folders to mount")

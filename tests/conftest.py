@@ -145,3 +145,15 @@ def run_cluster(transactional_db):
             accelerator_model=model,
         ),
     }  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def torch_runtime():
+    """The PyTorch runtime's folder (var/, as `make run` makes it: once per machine, instant
+    afterwards); tests that need it are skipped, with the reason, where it cannot be made."""
+    from resources import runtimes
+
+    result = runtimes.ensure_runtime()
+    if not result.ready:
+        pytest.skip(f"no PyTorch runtime: {result.status}")
+    return result.folder

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from console.models import Project
+from resources import runtimes
 from resources.models import (
     AcceleratorModel,
     DriverVersion,
@@ -120,4 +122,12 @@ class ImageForm(forms.ModelForm):
 
     class Meta:
         model = Image
-        fields = ["name", "reference", "scopes", "board_kinds", "description"]
+        fields = ["name", "reference", "scopes", "board_kinds", "description", "local_runtime"]
+
+    def clean_local_runtime(self) -> str:
+        value = self.cleaned_data["local_runtime"]
+        problem = runtimes.folder_problem(value)
+        if problem:
+            raise forms.ValidationError(problem, code="runtime")
+        # One spelling per folder: no trailing slash, no "a//b".
+        return str(Path(value)) if value else ""

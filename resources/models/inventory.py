@@ -319,6 +319,15 @@ class Image(Retirable):
         help_text=_("Which specs it runs on: GPU, MLU, NPU and/or CPU."),
     )
     description = models.CharField(_("description"), max_length=200, blank=True)
+    # The local backend runs jobs as processes of its own machine, where an image is only a
+    # name: this folder stands in for the image's Python (see resources.runtimes).
+    local_runtime = models.CharField(
+        _("local runtime"), max_length=500, blank=True,
+        help_text=_(
+            "A folder holding a Python environment for jobs the local backend runs with this "
+            "image: its bin/ goes first on PATH. Blank: the machine's own Python."
+        ),
+    )  # fmt: skip
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

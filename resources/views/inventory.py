@@ -63,7 +63,8 @@ KINDS = {
              ("accelerator_model", "driver_version", "pool")),
         Kind("images", Image, forms.ImageForm, gettext_lazy("Images"),
              ((gettext_lazy("Reference"), "reference"), (gettext_lazy("Scopes"), "scopes"),
-              (gettext_lazy("Board types"), "board_kinds"))),
+              (gettext_lazy("Board types"), "board_kinds"),
+              (gettext_lazy("Local runtime"), "local_runtime"))),
     )
 }  # fmt: skip
 

@@ -49,3 +49,20 @@ def test_seed_keeps_a_changed_password(settings, rf):
     alice.save()
     call_command("seed_demo", stdout=io.StringIO())
     assert authenticate(rf.post("/login/"), username="alice", password="my own secret")
+
+
+def test_the_demo_jobs_run_the_sample_program(settings):
+    from jobs.models import Job
+    from resources import runtimes, samples
+    from resources.models import Image
+
+    call_command("seed_demo", stdout=io.StringIO())
+    jobs = Job.objects.select_related("algorithm", "image")
+    assert {job.algorithm.name for job in jobs} == {"ddp-sample"}
+    assert all(job.command.startswith("python /workspace/algorithm/train.py") for job in jobs)
+    folder = settings.STORAGE_ROOT / jobs.first().algorithm.path
+    assert (folder / "train.py").read_text() == samples.TRAIN_SCRIPT.read_text()
+    # The demo's PyTorch image gets the runtime when this machine has one.
+    image = Image.objects.get(name=runtimes.DEMO_IMAGE)
+    made = runtimes.is_ready(runtimes.default_folder())
+    assert image.local_runtime == (str(runtimes.default_folder()) if made else "")

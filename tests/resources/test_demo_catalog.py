@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth import get_user_model
 
+from console.models import Project
 from console.sharing import Access
-from resources import demo_catalog, mounts
+from resources import demo_catalog, mounts, samples
 from resources.models import (
     Algorithm,
     AnnotationSet,
@@ -118,3 +120,15 @@ def test_seeding_again_changes_nothing(seeded, settings, admin, lead, alice, bob
     assert {model: model.objects.count() for model in MODELS} == before
     assert Dataset.objects.get(name="imagenet-mini").favourited_by.count() == 1
     assert readme.read_text() == "edited by alice"
+
+
+def test_the_ddp_sample_algorithm_holds_the_sample_program(seeded, settings, admin):
+    folder = settings.STORAGE_ROOT / Algorithm.objects.get(name="ddp-sample").path
+    shipped = samples.TRAIN_SCRIPT.read_text()
+    assert (folder / "train.py").read_text() == shipped
+    assert not (folder / "__init__.py").exists()
+    # Seeding again keeps what the owner changed.
+    (folder / "train.py").write_text("# mine\n")
+    users = {u.username: u for u in get_user_model().objects.all()}
+    demo_catalog.seed(lambda line: None, users, {p.slug: p for p in Project.objects.all()})
+    assert (folder / "train.py").read_text() == "# mine\n"

@@ -1,0 +1,34 @@
+"""Programs shipped with the console, run as jobs: the demo algorithm ``ddp_sample/train.py``
+(a PyTorch DistributedDataParallel example on CPU) and ``checkers/check_env.py`` (what the
+end-to-end tests run to check a framework's environment). They run with the job's Python,
+not the console's, so they import nothing from the console."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DDP_SAMPLE = HERE / "ddp_sample"
+TRAIN_SCRIPT = DDP_SAMPLE / "train.py"
+CHECK_ENV = HERE / "checkers" / "check_env.py"
+
+# Files that make the folder a Python package of the console, not part of the program.
+NOT_SHIPPED = {"__init__.py", "__pycache__"}
+
+
+def program_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.name not in NOT_SHIPPED)
+
+
+def copy_program(folder: Path, target: Path) -> list[str]:
+    """Copy the program's files into ``target``; a file already there is kept (its owner may
+    have edited it). Returns the names copied."""
+    target.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for source in program_files(folder):
+        destination = target / source.name
+        if not destination.exists():
+            shutil.copyfile(source, destination)
+            copied.append(source.name)
+    return copied

@@ -1,0 +1,1 @@
+"""The demo algorithm "ddp-sample"; see train.py. Copied without this file."""

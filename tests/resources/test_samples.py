@@ -1,0 +1,216 @@
+"""The programs shipped in resources/samples, run for real.
+
+check_env.py runs with this interpreter against the environments the launch plans give
+(jobs.launch), hostfiles written where the local backend would put them. train.py runs with
+the PyTorch runtime (made once per machine under var/, reused by later runs; skipped with
+the reason when this machine cannot have it): alone, resumed, as a 2-node DDP job, stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jobs.launch import LaunchRequest, plan
+from resources import samples
+
+PERFORMANCE_LINE = re.compile(
+    r"^this iteration hardware time is \d+\.\d{3} and e2e time is \d+\.\d{3} ms\.$", re.M
+)
+
+
+# --- check_env.py ------------------------------------------------------------------------
+
+
+def check_env(env, *args, python=sys.executable):
+    argv = [python, str(samples.CHECK_ENV), *args]
+    full_env = {"PATH": os.environ.get("PATH", ""), **env}
+    return subprocess.run(argv, env=full_env, capture_output=True, text=True, timeout=60)
+
+
+def replica_envs(tmp_path, mode, **fields):
+    """Each replica's environment, its files written under ``tmp_path/<replica>`` and every
+    variable naming one pointed there, as the local backend does."""
+    request = LaunchRequest(job_name="job", mode=mode, command="python check_env.py",
+                            cpu_millicores=1000, memory_mib=1024, port=5123, **fields)  # fmt: skip
+    envs = []
+    for replica in plan(request).replicas:
+        env = dict(replica.env)
+        for path, text in replica.files.items():
+            local = tmp_path / replica.hostname / path.lstrip("/")
+            local.parent.mkdir(parents=True, exist_ok=True)
+            local.write_text(text)
+            env = {name: value.replace(path, str(local)) for name, value in env.items()}
+        envs.append(env)
+    return envs
+
+
+@pytest.mark.parametrize(
+    ("mode", "fields", "args"),
+    [
+        ("pytorch", {"node_count": 2}, ["--nodes", "2"]),
+        ("deepspeed", {"node_count": 3, "boards": 2}, ["--nodes", "3"]),
+        ("tensorflow", {"node_count": 2, "ps_count": 1}, ["--nodes", "2", "--ps", "1"]),
+        ("tensorflow", {"node_count": 3}, ["--nodes", "3", "--ps", "0"]),
+        ("mpi", {"node_count": 2, "boards": 4}, ["--nodes", "2"]),
+    ],
+)
+def test_every_replica_of_a_plan_passes(tmp_path, mode, fields, args):
+    for env in replica_envs(tmp_path, mode, **fields):
+        done = check_env(env, "--mode", mode, *args)
+        assert done.returncode == 0, done.stderr
+        assert re.search(rf"check_env: {mode}: all \d+ checks passed", done.stdout)
+
+
+def test_pytorch_under_the_launcher(tmp_path):
+    env = replica_envs(tmp_path, "pytorch", node_count=2, boards=2)[1]
+    # torch.distributed.launch: per-process values, LOCAL_RANK, and --local-rank appended.
+    env.update(WORLD_SIZE="4", RANK="3", LOCAL_RANK="1")
+    assert check_env(env, "--mode", "pytorch", "--nodes", "2", "--local-rank=1").returncode == 0
+
+
+def test_the_local_backends_single_hostfile_line(tmp_path):
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text("localhost slots=8\n")
+    env = replica_envs(tmp_path, "deepspeed", node_count=2, boards=4)[0]
+    env["CONSOLE_MPI_HOSTFILE"] = str(hostfile)
+    assert check_env(env, "--mode", "deepspeed", "--nodes", "2").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("mode", "change", "problem"),
+    [
+        ("pytorch", {"RANK": "2"}, "RANK='2' is not a whole number >= 0 and < 2"),
+        ("pytorch", {"MASTER_ADDR": ""}, "MASTER_ADDR is not set"),
+        ("pytorch", {"MASTER_PORT": "http"}, "MASTER_PORT='http'"),
+        ("deepspeed", {"CONSOLE_MPI_HOSTFILE": "/nowhere/hostfile"}, "no hostfile at"),
+        ("deepspeed", {"CONSOLE_MPI_NP": "5"}, "has 4 slots but CONSOLE_MPI_NP is 5"),
+        ("tensorflow", {"TF_CONFIG": "{not json"}, "TF_CONFIG is not JSON"),
+        ("tensorflow", {"VK_TASK_INDEX": "1"}, "VK_TASK_INDEX='1' but TF_CONFIG's task says '0'"),
+        ("tensorflow", {"TF_CONFIG": '{"cluster": {"worker": ["a:1"]}, '
+                                     '"task": {"type": "worker", "index": 1}}'},
+         "is not in the cluster"),
+        ("mpi", {"HYDRA_IFACE": ""}, "HYDRA_IFACE is not set"),
+    ],
+)  # fmt: skip
+def test_a_wrong_environment_exits_3_and_says_why(tmp_path, mode, change, problem):
+    fields = {"node_count": 2, "boards": 2} if mode != "tensorflow" else {"node_count": 2}
+    env = {**replica_envs(tmp_path, mode, **fields)[0], **change}
+    done = check_env(env, "--mode", mode)
+    assert done.returncode == 3
+    assert problem in done.stderr
+
+
+def test_the_deepspeed_hostfile_must_be_host_slots_lines(tmp_path):
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text("job-worker-0:1\njob-worker-1:1\n")
+    env = replica_envs(tmp_path, "deepspeed", node_count=2)[0]
+    done = check_env({**env, "CONSOLE_MPI_HOSTFILE": str(hostfile)}, "--mode", "deepspeed")
+    assert done.returncode == 3 and "is not made of 'host slots=N' lines" in done.stderr
+
+
+def test_without_the_variables_deepspeed_looks_at_job_hostfile():
+    done = check_env({}, "--mode", "deepspeed")
+    assert done.returncode == 3 and "/job/hostfile" in done.stderr
+
+
+# --- train.py ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def torch_python(torch_runtime):
+    return str(torch_runtime / "bin" / "python")
+
+
+def train_env(python):
+    # Nothing of ours leaks in (CONSOLE_OUTPUT_DIR would move the checkpoints).
+    return {"PATH": f"{Path(python).parent}:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+def train(python, cwd, *args, timeout=120):
+    argv = [python, str(samples.TRAIN_SCRIPT), *args]
+    done = subprocess.run(argv, cwd=cwd, env=train_env(python), capture_output=True,
+                          text=True, timeout=timeout)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def checkpoints(folder):
+    return sorted(p.name for p in (folder / "outputs").glob("checkpoint-*.pt"))
+
+
+def test_train_alone_then_resume(torch_python, tmp_path):
+    first = train(torch_python, tmp_path, "--steps", "4")
+    assert "no checkpoint in outputs: starting from step 0" in first
+    assert len(PERFORMANCE_LINE.findall(first)) == 4
+    assert checkpoints(tmp_path) == ["checkpoint-4.pt"]
+    second = train(torch_python, tmp_path, "--steps", "6", "--output", "outputs")
+    assert "resumed from outputs/checkpoint-4.pt (step 4)" in second
+    assert "step 5/6" in second and "step 4/6" not in second
+    assert len(PERFORMANCE_LINE.findall(second)) == 2
+    assert checkpoints(tmp_path) == ["checkpoint-4.pt", "checkpoint-6.pt"]
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_two_nodes_with_torch_distributed_launch(torch_python, tmp_path):
+    port = free_port()
+    nodes = []
+    for rank in (0, 1):
+        argv = [torch_python, "-m", "torch.distributed.launch", "--nproc_per_node=1",
+                "--nnodes=2", f"--node_rank={rank}", "--master_addr=127.0.0.1",
+                f"--master_port={port}", str(samples.TRAIN_SCRIPT), "--steps", "3"]  # fmt: skip
+        nodes.append(subprocess.Popen(argv, cwd=tmp_path, env=train_env(torch_python),
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True))  # fmt: skip
+    try:
+        logs = [node.communicate(timeout=180)[0] for node in nodes]
+    finally:
+        for node in nodes:
+            node.kill()
+    assert [node.returncode for node in nodes] == [0, 0], logs
+    for log in logs:
+        assert "training: 2 process(es)" in log
+        assert len(PERFORMANCE_LINE.findall(log)) == 3
+    assert "saved outputs/checkpoint-3.pt" in logs[0] and "saved" not in logs[1]
+    assert checkpoints(tmp_path) == ["checkpoint-3.pt"]
+
+
+def test_sigterm_saves_a_checkpoint_and_stops(torch_python, tmp_path):
+    argv = [torch_python, str(samples.TRAIN_SCRIPT), "--steps", "500", "--sleep", "0.1"]
+    run = subprocess.Popen(argv, cwd=tmp_path, env=train_env(torch_python),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        for line in run.stdout:
+            if line.startswith("step 2/"):
+                break
+        run.send_signal(signal.SIGTERM)
+        rest = run.communicate(timeout=60)[0]
+    finally:
+        run.kill()
+    assert run.returncode == 128 + signal.SIGTERM
+    step = int(re.search(r"stopped by SIGTERM at step (\d+)", rest).group(1))
+    assert f"checkpoint-{step}.pt" in checkpoints(tmp_path)
+    assert f"resumed from outputs/checkpoint-{step}.pt" in train(
+        torch_python, tmp_path, "--steps", str(step + 1)
+    )
+
+
+def test_a_diverging_run_fails(torch_python, tmp_path):
+    # The demo job "bad-lr" (--lr 10) is the one that ends with exit code 1.
+    argv = [torch_python, str(samples.TRAIN_SCRIPT), "--lr", "10"]
+    done = subprocess.run(argv, cwd=tmp_path, env=train_env(torch_python), capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 1
+    assert "diverged (is --lr too high?)" in done.stderr
