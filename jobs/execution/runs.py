@@ -35,6 +35,10 @@ log = logging.getLogger(__name__)
 # After submitting, how long launch() follows its attempts before leaving them to the beat:
 # a free job is then "running" on the page within a few seconds of its submit.
 FOLLOW_SECONDS = 2.0
+# A job admitted this long ago and not launched yet was missed by its admission's worker.
+LAUNCH_GRACE_SECONDS = 10
+# An attempt whose submit has not finished after this long never will (its worker died).
+SUBMIT_SECONDS = 180
 
 
 def backend():
@@ -100,6 +104,8 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
     except (BackendError, ValueError, OSError) as exc:
         _end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=f"could not start: {exc}"))
         return None
+    attempt.submitted_at = timezone.now()
+    Attempt.objects.filter(pk=attempt.pk).update(submitted_at=attempt.submitted_at)
     if subtask is not None and job.job_type == JobType.BATCH:
         count = job.subtasks.count()
         lifecycle.record(
@@ -126,7 +132,15 @@ def _fail_to_launch(job: Job, reason: str) -> None:
 
 
 def sync() -> int:
-    """Follow every live attempt once: start, end, expiry, usage. Returns how many."""
+    """Follow every live attempt once: start, end, expiry, usage. Returns how many.
+
+    Jobs admitted a while ago and still not launched (their worker died between the
+    admission and the launch) are launched here."""
+    forgotten = timezone.now() - timedelta(seconds=LAUNCH_GRACE_SECONDS)
+    for pk in Job.objects.filter(phase=Phase.ADMITTED, admitted_at__lt=forgotten).values_list(
+        "pk", flat=True
+    ):
+        start(pk)
     live = list(Attempt.objects.filter(ended_at__isnull=True).select_related("job"))
     for attempt in live:
         try:
@@ -138,6 +152,12 @@ def sync() -> int:
 
 def follow(attempt: Attempt) -> str:
     """One look at one attempt; returns its state afterwards."""
+    if attempt.submitted_at is None:
+        # Another worker is submitting it right now, or died doing so.
+        if timezone.now() - attempt.created_at > timedelta(seconds=SUBMIT_SECONDS):
+            reason = "it was never started (the worker launching it stopped)"
+            _end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=reason))
+        return attempt.state
     try:
         status = backend().poll(attempt.workload_id)
     except UnknownWorkload:

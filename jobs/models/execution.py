@@ -34,6 +34,8 @@ class Attempt(models.Model):
     # Replicas as launched: [{"name", "label", "node", "runs_entry"}], for logs and charts.
     replicas = models.JSONField(default=list)
     created_at = models.DateTimeField(default=timezone.now)
+    # Set once the backend accepted the workload: until then a poll finding nothing is no news.
+    submitted_at = models.DateTimeField(null=True, blank=True)
     running_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     exit_code = models.IntegerField(null=True, blank=True)

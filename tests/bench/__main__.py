@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 
-from tests.bench import cluster, foundation, jobs, scheduler
+from tests.bench import cluster, execution, foundation, jobs, scheduler
 
 BENCHMARKS = {
     "cold_start": foundation.cold_start,
@@ -20,6 +20,7 @@ BENCHMARKS = {
     "scheduler_core": scheduler.core_figures,
     "admission": scheduler.admission_with_writes,
     "prediction": scheduler.prediction_page,
+    "execution": execution.execution,
 }
 
 

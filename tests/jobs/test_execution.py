@@ -194,3 +194,35 @@ def test_batch_sub_tasks_run_one_after_the_other_into_their_own_outputs(alice, v
     outputs = storage_source(job.output_path)
     assert (outputs / "sweep-0" / "which.txt").read_text() == "0"
     assert (outputs / "sweep-1" / "which.txt").read_text() == "1"
+
+
+def test_an_attempt_being_submitted_is_left_alone_until_it_is_overdue(alice, vision, run_cluster):
+    job = make_job(alice, vision, run_cluster["cpu"], phase=Phase.STARTING, status=Status.RUNNING)
+    attempt = Attempt.objects.create(
+        job=job, number=1, backend="local", workload_id=f"job-{job.pk}-1", replicas=[]
+    )
+    runs.sync()  # the launching worker has not submitted it yet: nothing to conclude
+    attempt.refresh_from_db()
+    assert attempt.live and attempt.state == Attempt.State.STARTING
+    Attempt.objects.filter(pk=attempt.pk).update(
+        created_at=timezone.now() - timedelta(seconds=runs.SUBMIT_SECONDS + 1)
+    )
+    runs.sync()
+    job.refresh_from_db()
+    assert job.phase == Phase.ERROR and "never started" in job.reason
+
+
+def test_an_admitted_job_its_worker_never_launched_is_launched_by_the_next_sync(
+    alice, vision, run_cluster
+):
+    from jobs.scheduling.db import run_pass
+
+    job = make_job(alice, vision, run_cluster["cpu"], command="true")
+    assert run_pass().admitted == [job.pk]  # admitted, and then the worker died: no launch
+    runs.sync()
+    assert not job.attempts.exists()  # a launch may still be under way: give it time
+    job.__class__.objects.filter(pk=job.pk).update(
+        admitted_at=timezone.now() - timedelta(seconds=runs.LAUNCH_GRACE_SECONDS + 1)
+    )
+    job = wait_for_phase(job, Phase.SUCCEEDED)
+    assert job.attempts.count() == 1
