@@ -236,6 +236,8 @@ LOCAL_NODES = config.env_str(
 )
 # The local backend keeps each attempt's processes, workspace and logs here.
 RUNS_DIR = Path(config.env_str("RUNS_DIR") or VAR_DIR / "runs").resolve()
+# Python environments `make_runtime` makes for the local backend's images (PyTorch, CPU).
+RUNTIMES_DIR = Path(config.env_str("RUNTIMES_DIR") or VAR_DIR / "runtimes").resolve()
 # A job whose peers are not all reachable after this many seconds fails (seed 002).
 PEER_TIMEOUT_SECONDS = config.env_int("PEER_TIMEOUT_SECONDS", 60, low=5)
 # How often running jobs' CPU, memory and accelerator use is sampled for the charts.

@@ -1,5 +1,8 @@
 """The job state machine, in one place (DESIGN "Job lifecycle").
 
+Messages and reasons are stored in English; a :class:`jobs.words.Said` one also keeps its
+message id and parameters, so that each reader sees it in their language.
+
 Every move is a conditional UPDATE from the phase the caller saw, so two workers can never
 both move a job; the winner writes the event.
 """
@@ -10,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from jobs.models import STATUS_OF_PHASE, Job, JobEvent, Phase
+from jobs.words import Said
 
 ALLOWED: dict[str, set[str]] = {
     Phase.QUEUED: {Phase.ADMITTED, Phase.STOPPED, Phase.ERROR},
@@ -45,6 +49,10 @@ def move(
         raise IllegalTransition(f"{job.phase} -> {to}")
     now = timezone.now()
     values = {"phase": to, "status": STATUS_OF_PHASE[to], **fields}
+    if "reason" in values:  # kept in English; worded per reader when it was said
+        reason = values["reason"]
+        values["reason_said"] = reason.as_json() if isinstance(reason, Said) else None
+        values["reason"] = str(reason)[:500]
     if to in FINAL:
         values.setdefault("finished_at", now)
     with transaction.atomic():
@@ -52,8 +60,9 @@ def move(
         if not moved:
             return False
         JobEvent.objects.create(
-            job=job, at=now, kind=kind, phase=to, message=message, item=item, actor=actor
-        )
+            job=job, at=now, kind=kind, phase=to, message=str(message)[:1000],
+            said=_said(message), item=item, actor=actor,
+        )  # fmt: skip
     for name, value in values.items():
         setattr(job, name, value)
     return True
@@ -62,5 +71,10 @@ def move(
 def record(job: Job, message: str, *, kind: str = JobEvent.Kind.INFO, item: str = "", actor=None):
     """An event that is not a transition (a precheck result, a changed duration…)."""
     return JobEvent.objects.create(
-        job=job, kind=kind, phase=job.phase, message=message, item=item, actor=actor
-    )
+        job=job, kind=kind, phase=job.phase, message=str(message)[:1000], said=_said(message),
+        item=item, actor=actor,
+    )  # fmt: skip
+
+
+def _said(message: str) -> dict | None:
+    return message.as_json() if isinstance(message, Said) else None

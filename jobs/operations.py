@@ -12,10 +12,12 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from console import limits
 from jobs import hooks, lifecycle
 from jobs.models import DevEnvironment, Job, Phase, Priority, Status
+from jobs.words import said
 from resources.models import Allocation
 
 
@@ -42,8 +44,8 @@ def stop(job: Job, user) -> None:
         })  # fmt: skip
     if job.phase == Phase.QUEUED or not stoppers:
         with transaction.atomic():
-            if not lifecycle.move(job, Phase.STOPPED, _("Stopped by %(user)s.") % {"user": user},
-                                  actor=user):  # fmt: skip
+            message = said(gettext_noop("Stopped by %(user)s."), user=user)
+            if not lifecycle.move(job, Phase.STOPPED, message, actor=user):
                 raise NotApplicable(_("The job changed meanwhile: reload the page."))
             release(job)
     else:
@@ -87,8 +89,15 @@ def adjust_duration(job: Job, hours: int, user) -> None:
     job.duration_hours, job.deadline = hours, deadline
     lifecycle.record(
         job,
-        _("Duration changed from %(old)s h to %(new)s h by %(user)s; it ends by %(at)s.")
-        % {"old": old, "new": hours, "user": user, "at": deadline.strftime("%Y-%m-%d %H:%M")},
+        said(
+            gettext_noop(
+                "Duration changed from %(old)s h to %(new)s h by %(user)s; it ends by %(at)s."
+            ),
+            old=old,
+            new=hours,
+            user=user,
+            at=timezone.localtime(deadline).strftime("%Y-%m-%d %H:%M"),
+        ),
         actor=user,
     )
 
@@ -118,14 +127,18 @@ def adjust_priority(job: Job, priority: int, user) -> None:
             )
     if priority == job.priority:
         return
-    old = job.get_priority_display()
+    old = Priority(job.priority).label
     if not Job.objects.filter(pk=job.pk, status=Status.QUEUED).update(priority=priority):
         raise NotApplicable(_("The job changed meanwhile: reload the page."))
     job.priority = priority
     lifecycle.record(
         job,
-        _("Priority changed from %(old)s to %(new)s by %(user)s.")
-        % {"old": old, "new": job.get_priority_display(), "user": user},
+        said(
+            gettext_noop("Priority changed from %(old)s to %(new)s by %(user)s."),
+            old=old,
+            new=Priority(priority).label,
+            user=user,
+        ),
         actor=user,
     )
     transaction.on_commit(hooks.queue_changed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from jobs import hooks, lifecycle, permissions
 from jobs.forms import rows
@@ -17,6 +17,7 @@ from jobs.models import (
     JobVolume,
     SubTask,
 )
+from jobs.words import said
 
 JOB_FIELDS = (
     "name", "others_access", "job_type", "priority", "mode", "node_count", "ps_count",
@@ -74,7 +75,9 @@ def create_job(data: dict, *, user, project, form, cloned_from: Job | None = Non
     JobVolume.objects.bulk_create(JobVolume(job=job, volume=v) for v in data.get("volumes") or [])
     permissions.grant(job)
     lifecycle.record(
-        job, _("Submitted by %(user)s: waiting in the queue.") % {"user": user}, actor=user
+        job,
+        said(gettext_noop("Submitted by %(user)s: waiting in the queue."), user=user),
+        actor=user,
     )
     transaction.on_commit(hooks.queue_changed)
     return job

@@ -9,11 +9,12 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from console import limits
 from jobs import lifecycle
 from jobs.models import Job, JobEvent, Phase
+from jobs.words import said
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +34,14 @@ def fail_overdue_resubmissions(now=None) -> list[int]:
     )
     ended = []
     for job in overdue:
-        message = _(
-            "Resubmitted after a fault, it waited more than %(n)s minutes in the queue: the "
-            "cluster has no room for it. Ended as error."
-        ) % {"n": minutes}
-        if lifecycle.move(
-            job, Phase.ERROR, message, kind=JobEvent.Kind.ERROR, reason=message[:500]
-        ):
+        message = said(
+            gettext_noop(
+                "Resubmitted after a fault, it waited more than %(n)s minutes in the queue: the "
+                "cluster has no room for it. Ended as error."
+            ),
+            n=minutes,
+        )
+        if lifecycle.move(job, Phase.ERROR, message, kind=JobEvent.Kind.ERROR, reason=message):
             ended.append(job.pk)
     return ended
 

@@ -6,9 +6,10 @@ folder holding a Python environment instead; :func:`path_entries` gives its ``bi
 first on the replica's ``PATH``, so that ``python train.py`` finds that Python.
 
 :func:`ensure_runtime` makes the one runtime the demo needs: a venv under
-``VAR_DIR/runtimes/torch-cpu/`` with the CPU build of PyTorch. PyTorch has no CPU wheel for
-the console's Python (3.12+), so the venv uses a Python 3.11, found on ``PATH`` or through
-pyenv as the Makefile finds the console's own. It installs only a CPU wheel that pip's
+``RUNTIMES_DIR/torch-cpu/`` (default ``var/runtimes``) with the CPU build of PyTorch.
+PyTorch has no CPU wheel for the console's Python (3.12+), so the venv uses a Python 3.11,
+found on ``PATH`` or through pyenv as the Makefile finds the console's own (preferring one
+the job user can run). It installs only a CPU wheel that pip's
 ``find-links`` already hold on this machine: without one, pip would fetch the default build
 from an index and, with it, gigabytes of CUDA libraries.
 """
@@ -60,7 +61,7 @@ class Result:
 def default_folder() -> Path:
     from django.conf import settings
 
-    return Path(settings.VAR_DIR) / "runtimes" / RUNTIME_NAME
+    return Path(settings.RUNTIMES_DIR) / RUNTIME_NAME
 
 
 def is_ready(folder: Path) -> bool:
@@ -222,7 +223,7 @@ def ensure_runtime(
     env: Mapping[str, str] | None = None,
     log: Callable[[str], object] = lambda line: None,
 ) -> Result:
-    """Make the PyTorch CPU runtime in ``folder`` (default ``VAR_DIR/runtimes/torch-cpu``)
+    """Make the PyTorch CPU runtime in ``folder`` (default ``RUNTIMES_DIR/torch-cpu``)
     unless it is there. Instant when it is; a few minutes the first time. Never raises for
     a machine that cannot have it: the result says why."""
     folder = Path(folder or default_folder())

@@ -16,11 +16,13 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from jobs import hooks, lifecycle
 from jobs.execution import workloads
 from jobs.models import Attempt, Job, JobEvent, JobType, Phase, SubTask, UsageSample
 from jobs.operations import NotApplicable, release
+from jobs.words import said
 from resources import backends
 from resources.backends.base import (
     BackendError,
@@ -88,7 +90,7 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
     with transaction.atomic():
         if job.phase == Phase.ADMITTED:
             nodes = ", ".join(dict.fromkeys(r.node for r in workload.replicas))
-            message = _("Starting on %(nodes)s.") % {"nodes": nodes}
+            message = said(gettext_noop("Starting on %(nodes)s."), nodes=nodes)
             if not lifecycle.move(job, Phase.STARTING, message):
                 return None
         attempt = Attempt.objects.create(
@@ -110,8 +112,12 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
         count = job.subtasks.count()
         lifecycle.record(
             job,
-            _("Sub-task %(i)s of %(n)s started: %(command)s")
-            % {"i": subtask.index + 1, "n": count, "command": subtask.command[:300]},
+            said(
+                gettext_noop("Sub-task %(i)s of %(n)s started: %(command)s"),
+                i=subtask.index + 1,
+                n=count,
+                command=subtask.command[:300],
+            ),
         )
     # A stop that came between the attempt's row and the submit found nothing to stop.
     attempt.refresh_from_db(fields=["stop_cause"])
@@ -121,9 +127,9 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
 
 
 def _fail_to_launch(job: Job, reason: str) -> None:
-    message = _("Could not launch: %(reason)s") % {"reason": reason}
+    message = said(gettext_noop("Could not launch: %(reason)s"), reason=reason)
     with transaction.atomic():
-        if lifecycle.move(job, Phase.ERROR, message, kind="error", reason=message[:500]):
+        if lifecycle.move(job, Phase.ERROR, message, kind="error", reason=message):
             release(job)
     transaction.on_commit(hooks.queue_changed)
 
@@ -193,7 +199,7 @@ def _job_running(job: Job, attempt: Attempt) -> None:
     lifecycle.move(
         job,
         Phase.RUNNING,
-        _("Running: %(names)s.") % {"names": names},
+        said(gettext_noop("Running: %(names)s."), names=names),
         started_at=now,
         deadline=now + timedelta(hours=job.duration_hours),
     )
@@ -210,11 +216,14 @@ def _expire_if_due(attempt: Attempt) -> None:
         attempt.stop_cause = Attempt.StopCause.EXPIRY
         lifecycle.record(
             job,
-            _(
-                "Its duration of %(hours)s h is over: stopping it (SIGTERM, then killed after "
-                "%(seconds)s s)."
-            )
-            % {"hours": job.duration_hours, "seconds": job.graceful_shutdown_seconds},
+            said(
+                gettext_noop(
+                    "Its duration of %(hours)s h is over: stopping it (SIGTERM, then killed "
+                    "after %(seconds)s s)."
+                ),
+                hours=job.duration_hours,
+                seconds=job.graceful_shutdown_seconds,
+            ),
             kind=JobEvent.Kind.WARNING,
         )
         backend().stop(attempt.workload_id, job.graceful_shutdown_seconds)
@@ -275,7 +284,7 @@ def _end(attempt: Attempt, status: WorkloadStatus) -> None:
             return
     to, message, kind = _outcome(job, attempt, status)
     with transaction.atomic():
-        reason = message[:500] if kind == JobEvent.Kind.ERROR else ""
+        reason = message if kind == JobEvent.Kind.ERROR else ""
         # A job that ended before any poll saw it running still started (SPEC Q1 times).
         started = {}
         if job.started_at is None:
@@ -294,16 +303,20 @@ def _next_subtask(job: Job, attempt: Attempt) -> SubTask | None:
 
 def _outcome(job: Job, attempt: Attempt, status: WorkloadStatus) -> tuple[str, str, str]:
     if attempt.stop_cause == Attempt.StopCause.EXPIRY:
-        return Phase.EXPIRED, _("Expired: its duration ran out and its processes ended."), "warning"
+        message = said(gettext_noop("Expired: its duration ran out and its processes ended."))
+        return Phase.EXPIRED, message, "warning"
     if attempt.stop_cause == Attempt.StopCause.USER or status.state == WorkloadState.STOPPED:
-        return Phase.STOPPED, _("Stopped: every process has ended."), "info"
+        return Phase.STOPPED, said(gettext_noop("Stopped: every process has ended.")), "info"
     if status.state == WorkloadState.SUCCEEDED:
-        return Phase.SUCCEEDED, _("Succeeded."), "info"
-    reason = status.reason or _("it failed")
+        return Phase.SUCCEEDED, said(gettext_noop("Succeeded.")), "info"
+    reason = status.reason or "it failed"  # the backend's words (plain English)
     if job.job_type == JobType.BATCH and attempt.subtask is not None:
         index = attempt.subtask.index + 1
-        reason = _("sub-task %(i)s: %(reason)s") % {"i": index, "reason": reason}
-    return Phase.ERROR, _("Failed: %(reason)s.") % {"reason": reason}, "error"
+        message = said(
+            gettext_noop("Failed in sub-task %(i)s: %(reason)s."), i=index, reason=reason
+        )
+        return Phase.ERROR, message, "error"
+    return Phase.ERROR, said(gettext_noop("Failed: %(reason)s."), reason=reason), "error"
 
 
 # --- stop ----------------------------------------------------------------------------------
@@ -315,7 +328,7 @@ def request_stop(job: Job, user) -> None:
     attempt = job.attempts.filter(ended_at__isnull=True).order_by("-number").first()
     if attempt is None:
         with transaction.atomic():
-            message = _("Stopped by %(user)s.") % {"user": user}
+            message = said(gettext_noop("Stopped by %(user)s."), user=user)
             if not lifecycle.move(job, Phase.STOPPED, message, actor=user):
                 raise NotApplicable(_("The job changed meanwhile: reload the page."))
             release(job)
@@ -325,8 +338,14 @@ def request_stop(job: Job, user) -> None:
     Attempt.objects.filter(pk=attempt.pk).update(stop_cause=Attempt.StopCause.USER)
     lifecycle.record(
         job,
-        _("Stop requested by %(user)s: SIGTERM now, killed after %(seconds)s s if still running.")
-        % {"user": user, "seconds": job.graceful_shutdown_seconds},
+        said(
+            gettext_noop(
+                "Stop requested by %(user)s: SIGTERM now, killed after %(seconds)s s if still "
+                "running."
+            ),
+            user=user,
+            seconds=job.graceful_shutdown_seconds,
+        ),
         actor=user,
     )
     seconds = job.graceful_shutdown_seconds

@@ -15,7 +15,10 @@ class JobEvent(models.Model):
     at = models.DateTimeField(default=timezone.now, db_index=True)
     kind = models.CharField(max_length=8, choices=Kind, default=Kind.INFO)
     phase = models.CharField(max_length=10, blank=True)
-    message = models.CharField(max_length=1000)
+    message = models.CharField(max_length=1000)  # in English
+    # The message id and parameters of a message worded per reader (jobs.words); null for
+    # free text.
+    said = models.JSONField(null=True, blank=True)
     # The keyword people search logs for (seed 004: "item"), e.g. "dns", "disk-size root".
     item = models.CharField(max_length=40, blank=True)
     actor = models.ForeignKey(
@@ -29,3 +32,10 @@ class JobEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%H:%M:%S} {self.message}"
+
+    @property
+    def text(self) -> str:
+        """The message in the reader's language."""
+        from jobs.words import wording
+
+        return wording(self.message, self.said)

@@ -176,7 +176,8 @@ class Job(models.Model):
 
     status = models.CharField(_("status"), max_length=10, choices=Status, default=Status.QUEUED)
     phase = models.CharField(_("phase"), max_length=10, choices=Phase, default=Phase.QUEUED)
-    reason = models.CharField(_("reason"), max_length=500, blank=True)
+    reason = models.CharField(_("reason"), max_length=500, blank=True)  # in English
+    reason_said = models.JSONField(null=True, blank=True)  # see jobs.words
     resubmitted = models.BooleanField(_("resubmitted after a fault"), default=False)
     restarts_used = models.PositiveSmallIntegerField(default=0)
     resumes_used = models.PositiveSmallIntegerField(default=0)
@@ -232,6 +233,13 @@ class Job(models.Model):
     @property
     def duration(self) -> timedelta:
         return timedelta(hours=self.duration_hours)
+
+    @property
+    def reason_words(self) -> str:
+        """Why it ended (or failed to start) in the reader's language."""
+        from jobs.words import wording
+
+        return wording(self.reason, self.reason_said)
 
     def ordered_specs(self) -> list:
         return [choice.spec for choice in self.spec_choices.select_related("spec")]

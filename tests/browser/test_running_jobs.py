@@ -79,3 +79,8 @@ def test_watch_a_running_job_then_stop_it(page, alice, password, vision, run_clu
     expect(p.locator("#log-text")).to_contain_text("saving a checkpoint, then exiting")
     expect(p.locator("#log-follow")).to_contain_text("End of log.")
     page.shot("job-stopped")
+    p.click("button[aria-label=Language]")
+    p.click("[data-testid=language-switcher] >> text=简体中文")
+    expect(p.locator("#logs-heading")).to_have_text("日志")
+    expect(p.locator("#log-follow")).to_contain_text("日志结束。")
+    page.shot("job-stopped-zh")

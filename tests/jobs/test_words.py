@@ -1,0 +1,57 @@
+"""Events and reasons are stored in English and worded in each reader's language."""
+
+from __future__ import annotations
+
+from django.utils import translation
+from django.utils.translation import gettext_noop
+
+from jobs import lifecycle
+from jobs.models import JobEvent, Phase, Priority
+from jobs.words import said, wording
+from tests.jobs.factories import JobFactory
+
+
+def test_a_said_message_is_english_text_that_remembers_its_words():
+    with translation.override("zh-hans"):
+        message = said(gettext_noop("Stopped by %(user)s."), user="alice")
+    assert message == "Stopped by alice."
+    assert message.as_json() == {
+        "msgid": "Stopped by %(user)s.",
+        "params": {"user": "alice"},
+        "translated": [],
+    }
+
+
+def test_each_reader_sees_events_and_reasons_in_their_language(alice, vision):
+    job = JobFactory(owner=alice, project=vision)
+    with translation.override("zh-hans"):  # whoever triggers it, English is stored
+        lifecycle.move(
+            job,
+            Phase.ERROR,
+            said(gettext_noop("Failed: %(reason)s."), reason="worker 1 exited with code 3"),
+            reason=said(gettext_noop("Failed: %(reason)s."), reason="worker 1 exited with code 3"),
+        )
+        lifecycle.record(
+            job,
+            said(
+                gettext_noop("Priority changed from %(old)s to %(new)s by %(user)s."),
+                old=Priority.NORMAL.label,
+                new=Priority.URGENT.label,
+                user="lead",
+            ),
+        )
+    moved, changed = JobEvent.objects.filter(job=job).order_by("id")
+    job.refresh_from_db()
+    assert moved.message == job.reason == "Failed: worker 1 exited with code 3."
+    assert changed.message == "Priority changed from Normal to Urgent by lead."
+    with translation.override("zh-hans"):
+        assert moved.text == job.reason_words == "运行失败：worker 1 exited with code 3。"
+        assert "紧急" in changed.text and "lead" in changed.text
+    assert moved.text == "Failed: worker 1 exited with code 3."
+
+
+def test_free_text_is_shown_as_it_is_and_a_broken_record_never_fails():
+    assert wording("Demo job.", None) == "Demo job."
+    assert wording("Stopped by x.", {"msgid": "Stopped by %(user)s.", "params": {}}) == (
+        "Stopped by x."
+    )
