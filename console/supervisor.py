@@ -174,11 +174,13 @@ def main() -> None:
             manage("make_runtime")
         manage("seed_demo")
         python = sys.executable
+        # Off by default: an open job page asks for its log every second.
+        access = ["--access-logfile", "-"] if config.env_bool("ACCESS_LOG", False) else []
         children.start(
             "web",
             [python, "-m", "gunicorn", "console.wsgi", "--bind", f"127.0.0.1:{port}",
              "--workers", config.env_str("WEB_WORKERS", "2"), "--threads", "4",
-             "--graceful-timeout", "10", "--access-logfile", "-"],
+             "--graceful-timeout", "10", *access],
         )  # fmt: skip
         children.start(
             "worker",
@@ -208,8 +210,26 @@ def main() -> None:
         embedded.stop_services()
         if children.procs:
             say("Stopped.")
+            _say_what_keeps_running()
     gone = children.exited()
     sys.exit(0 if stopping.is_set() else (gone[1] or 1) if gone else 0)
+
+
+def _say_what_keeps_running() -> None:
+    """Jobs on the local backend outlive the console, as they would a cluster's: say so,
+    since here they share this machine."""
+    from django.conf import settings
+
+    if settings.EXECUTION_BACKEND != "local":
+        return
+    from resources.backends.local_runner import LocalRunner
+
+    running = LocalRunner(settings.RUNS_DIR).supervised()
+    if running:
+        say(
+            f"{len(running)} job attempt(s) keep running on this machine ({', '.join(running)}); "
+            "the next `make run` follows them again. Stop them from their pages."
+        )
 
 
 if __name__ == "__main__":

@@ -68,7 +68,9 @@ def line_chart(
     if not series:
         return Chart(title, unit, "", nice_ceiling(floor_top), None, None, None, None)
     values = [v for _, v in series]
-    top = nice_ceiling(max(max(values), floor_top, limit or 0))
+    # Scaled to the use, not to the request: 200 MiB used of 16 GiB asked is still readable.
+    # The limit line shows only when it falls inside the chart.
+    top = nice_ceiling(max(max(values) * 1.1, floor_top))
     points = downsample(series)
     first, last = points[0][0], points[-1][0]
     span = (last - first).total_seconds() or 1.0
@@ -79,7 +81,7 @@ def line_chart(
         coords.append(f"{x:.1f},{y:.1f}")
     if len(coords) == 1:  # one sample: a flat line across, so it shows
         coords.append(f"{WIDTH:.1f},{coords[0].split(',')[1]}")
-    limit_y = HEIGHT - limit / top * HEIGHT if limit else None
+    limit_y = HEIGHT - limit / top * HEIGHT if limit and limit <= top else None
     return Chart(
         title,
         unit,

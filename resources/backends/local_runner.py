@@ -289,6 +289,17 @@ class LocalRunner:
             alias.unlink()
         shutil.rmtree(folder, ignore_errors=True)
 
+    def supervised(self) -> list[str]:
+        """Ids of the workloads whose supervisor runs now (their processes are looked after)."""
+        if not self.root.is_dir():
+            return []
+        found = []
+        for folder in sorted(self.root.iterdir()):
+            record = host.read_json(folder / "workload.json") if folder.is_dir() else None
+            if record is not None and host.is_alive(host.read_json(folder / "supervisor.json")):
+                found.append(record["id"])
+        return found
+
     def recover(self) -> list[RecoveredWorkload]:
         if not self.root.is_dir():
             return []

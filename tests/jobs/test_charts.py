@@ -39,17 +39,19 @@ def test_every_point_lies_inside_the_chart(values):
     assert 2 <= len(points) <= MAX_POINTS + 1
     assert all(0 <= x <= WIDTH and 0 <= y <= HEIGHT for x, y in points)
     assert chart.top >= max(values) and chart.peak == max(values) and chart.latest == values[-1]
+    assert chart.top <= max(100, max(values) * 1.1) * 2.5 + 1e-6  # never needlessly flat
 
 
 def test_time_runs_left_to_right_and_values_bottom_to_top():
-    chart = line_chart("cpu", "%", series([0, 50, 100]), floor_top=100)
-    assert coords(chart) == [(0, HEIGHT), (WIDTH / 2, HEIGHT / 2), (WIDTH, 0)]
+    chart = line_chart("cpu", "%", series([0, 50, 90]), floor_top=100)
+    assert coords(chart) == [(0, HEIGHT), (WIDTH / 2, HEIGHT / 2), (WIDTH, HEIGHT * 0.1)]
 
 
-def test_a_limit_line_sits_at_its_value():
-    chart = line_chart("memory", "MiB", series([100, 200]), limit=1000)
-    assert chart.top == 1000 and chart.limit_y == 0
-    assert line_chart("m", "MiB", series([100]), limit=500).limit_y == 0
+def test_the_scale_follows_the_use_and_the_limit_line_shows_when_inside():
+    chart = line_chart("memory", "MiB", series([100, 200]), limit=16384)
+    assert chart.top == 250 and chart.limit_y is None and chart.limit == 16384
+    near = line_chart("memory", "MiB", series([100, 900]), limit=1000)
+    assert near.top == 1000 and near.limit_y == 0
 
 
 def test_no_sample_draws_nothing():

@@ -176,6 +176,7 @@ def test_stop_ends_a_workload_within_the_graceful_period(runs):
     runs.wait_for_log("nap-1", "nap-worker-1", "started")
     groups = runs.replica_pids("nap-1")
     assert len(runs.leftovers("nap-1")) >= 6  # bash and two sleeps per replica
+    assert runs.runner.supervised() == ["nap-1"]
     asked = time.monotonic()
     runs.runner.stop("nap-1", graceful_seconds=3)
     assert elapsed(asked) < 0.5  # the caller does not wait for the processes
@@ -185,6 +186,7 @@ def test_stop_ends_a_workload_within_the_graceful_period(runs):
     assert {(r.state, r.exit_code) for r in status.replicas} == {("stopped", 128 + 15)}
     # Not one member of the replicas' process groups is left (leftovers asks psutil).
     assert len(groups) == 2 and runs.nothing_left("nap-1")
+    assert runs.runner.supervised() == []
 
 
 def test_a_program_ignoring_sigterm_is_killed_after_the_graceful_period(runs):

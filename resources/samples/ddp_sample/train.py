@@ -121,6 +121,14 @@ def agree(flags, distributed: bool):
     return [bool(v) for v in value.tolist()]
 
 
+def shown(path) -> str:
+    """A path as the job sees it: relative to its working folder (the workspace) if inside."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, Stop.on_signal)
@@ -154,9 +162,9 @@ def main(argv=None) -> int:
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
             start[0] = state["step"]
-            print(f"resumed from {newest} (step {state['step']})", flush=True)
+            print(f"resumed from {shown(newest)} (step {state['step']})", flush=True)
         else:
-            print(f"no checkpoint in {output}: starting from step 0", flush=True)
+            print(f"no checkpoint in {shown(output)}: starting from step 0", flush=True)
     if distributed:
         dist.broadcast(start, src=0)  # the others start where rank 0 resumed
         # Wrapping broadcasts rank 0's parameters: nobody else needs the checkpoint file.
@@ -193,7 +201,7 @@ def main(argv=None) -> int:
         say(f"this iteration hardware time is {hardware_ms:.3f} and e2e time is {e2e_ms:.3f} ms.")
         if writes and (stopping or step % steps_per_epoch == 0 or step == total):
             path = save(output, step, model, optimizer, args.keep)
-            print(f"saved {path}", flush=True)
+            print(f"saved {shown(path)}", flush=True)
         if stopping:
             say(f"stopped by SIGTERM at step {step}; the next run resumes from here")
             stopped = True
