@@ -226,3 +226,18 @@ def test_an_admitted_job_its_worker_never_launched_is_launched_by_the_next_sync(
     )
     job = wait_for_phase(job, Phase.SUCCEEDED)
     assert job.attempts.count() == 1
+
+
+def test_a_crash_at_start_shows_its_reason_and_traceback_on_the_page(
+    client, alice, vision, run_cluster
+):
+    job = make_job(alice, vision, run_cluster["cpu"], command="python3 -c 'import no_such_module'")
+    admit_and_launch()
+    job = wait_for_phase(job, Phase.ERROR)
+    client.force_login(alice)
+    page = client.get(job.get_absolute_url()).content.decode()
+    assert "Failed: worker 0 exited with code 1." in page  # the header and the events
+    assert "ModuleNotFoundError: No module named &#x27;no_such_module&#x27;" in page  # the log
+    client.cookies["django_language"] = "zh-hans"
+    page = client.get(job.get_absolute_url(), headers={"Accept-Language": "zh-hans"})
+    assert "运行失败：worker 0 exited with code 1。" in page.content.decode()
