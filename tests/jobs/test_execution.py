@@ -165,7 +165,9 @@ def test_adjusting_the_duration_moves_the_deadline_without_a_restart(alice, visi
     assert list(job.attempts.values_list("pk", flat=True)) == [attempt.pk]
 
 
-def test_batch_sub_tasks_run_one_after_the_other_into_their_own_outputs(alice, vision, run_cluster):
+def test_batch_sub_tasks_run_one_after_the_other_into_their_own_outputs(
+    client, alice, vision, run_cluster
+):
     job = make_job(
         alice, vision, run_cluster["cpu"], job_type=JobType.BATCH, command="", name="sweep"
     )
@@ -194,6 +196,9 @@ def test_batch_sub_tasks_run_one_after_the_other_into_their_own_outputs(alice, v
     outputs = storage_source(job.output_path)
     assert (outputs / "sweep-0" / "which.txt").read_text() == "0"
     assert (outputs / "sweep-1" / "which.txt").read_text() == "1"
+    client.force_login(alice)
+    runs_table = client.get(job.get_absolute_url()).content.decode()
+    assert "sub-task 1" in runs_table and "sub-task 2" in runs_table and "Runs" in runs_table
 
 
 def test_an_attempt_being_submitted_is_left_alone_until_it_is_overdue(alice, vision, run_cluster):
