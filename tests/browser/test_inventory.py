@@ -83,3 +83,22 @@ def test_retiring_a_busy_node_is_refused(page, demo):
     in_use = page.page.locator("[data-testid=in-use]").inner_text()
     assert "resnet-train" in in_use and "resnet-ddp" in in_use
     page.shot("inventory-retire-refused")
+
+
+def test_admin_points_an_image_at_a_local_runtime(page, demo, tmp_path):
+    runtime = tmp_path / "py311"
+    (runtime / "bin").mkdir(parents=True)
+    (runtime / "bin" / "python").write_text("#!/bin/sh\n")
+    log_in(page, "admin")
+    page.goto("/settings/inventory/images/")
+    page.page.locator("tr", has_text="pytorch-2").locator("text=Edit").click()
+    page.page.fill("#id_local_runtime", str(tmp_path / "nowhere"))
+    page.page.click("main button[type=submit]")
+    assert page.page.locator("#id_local_runtime.is-invalid").is_visible()
+    page.errors.clear()
+    page.shot("inventory-image-runtime-error")
+    page.page.fill("#id_local_runtime", str(runtime) + "/")
+    page.page.click("main button[type=submit]")
+    assert page.page.get_by_text("Saved pytorch-2.").is_visible()
+    assert page.page.locator("tr", has_text="pytorch-2").get_by_text(str(runtime)).is_visible()
+    page.shot("inventory-images")
