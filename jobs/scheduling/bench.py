@@ -2,6 +2,11 @@
 
 Targets: one admission pass admits at least 1,000 jobs a second over 1,000 nodes and 1,000
 queued gang jobs; a prediction answers within 100 ms (p95) with 10,000 jobs queued.
+
+Admissions per second are the jobs a pass admits divided by the time of the whole pass:
+the jobs that must wait are searched into the future in it too. Three workloads: a mixed
+cluster (three models, pools, drivers, sliced nodes) idle and with jobs running, and the
+uniform one of ``make bench BENCH_ARGS=admission`` (one model, 1,000 nodes x 8 boards).
 """
 
 from __future__ import annotations
@@ -68,6 +73,34 @@ def queue(count: int, rng: random.Random, now: float) -> list[QueuedJob]:
     return jobs
 
 
+def uniform(nodes: int, jobs: int, rng: random.Random, now: float):
+    """The database bench's workload (tests/bench/scheduler.py) without the database: one
+    accelerator model on every node, specs of 1, 2, 4 or 8 boards, 1-16 nodes a job."""
+    cluster = [
+        SchedNode(NodeState(i + 1, f"gpu-{i:04d}", 128_000, 1024 * 1024, boards=8, model=1))
+        for i in range(nodes)
+    ]
+    specs = [
+        (10 + k, Demand(8000 * b, 65536 * b, boards=b, model=1)) for k, b in enumerate((1, 2, 4, 8))
+    ]
+    rows = [
+        (rng.choice([1, 4, 24]), rng.randint(1, 16), rng.choice([0, 0, 0, 1])) for _ in range(jobs)
+    ]
+    queued = []
+    for i, (hours, count, priority) in enumerate(rows):
+        spec_id, demand = rng.choice(specs)
+        queued.append(
+            QueuedJob(
+                id=i + 1,
+                alternatives=(Alternative(spec_id, demand, count),),
+                duration=hours * HOUR,
+                priority=priority,
+                submitted_at=now - (jobs - i),
+            )
+        )
+    return cluster, queued
+
+
 def running(nodes: list[SchedNode], rng: random.Random, now: float) -> list[RunningJob]:
     """Fill about 40% of the boards with single-node jobs ending within a day."""
     jobs = []
@@ -87,19 +120,22 @@ def running(nodes: list[SchedNode], rng: random.Random, now: float) -> list[Runn
 
 def _admit(label: str, nodes, busy, jobs, now) -> list[tuple[str, str]]:
     passes = []
-    for _ in range(3):  # the best of three: the machine is shared
+    for _ in range(5):  # the machine is shared: the median and the best of five
         started = time.perf_counter()
         result = core.schedule(nodes, busy, jobs, now)
         passes.append(time.perf_counter() - started)
-    elapsed, admitted = min(passes), len(result.admissions)
+    elapsed, best, admitted = statistics.median(passes), min(passes), len(result.admissions)
     started = time.perf_counter()
     again = core.schedule(nodes, busy, jobs, now, result.reservations)
     next_pass = time.perf_counter() - started
     assert [a.job_id for a in again.admissions] == [a.job_id for a in result.admissions]
     return [
-        (f"admit, {label}: one pass", f"{elapsed * 1000:.0f} ms"),
+        (f"admit, {label}: one pass (median of 5)", f"{elapsed * 1000:.0f} ms"),
         (f"admit, {label}: admissions", f"{admitted} of {len(jobs)} jobs"),
-        (f"admit, {label}: admissions per second", f"{admitted / elapsed:,.0f}"),
+        (
+            f"admit, {label}: admissions per second (whole pass)",
+            f"{admitted / elapsed:,.0f} (best pass {admitted / best:,.0f})",
+        ),
         (f"admit, {label}: jobs planned per second", f"{len(jobs) / elapsed:,.0f}"),
         (f"admit, {label}: next pass with commitments", f"{next_pass * 1000:.0f} ms"),
     ]
@@ -112,8 +148,10 @@ def bench() -> list[tuple[str, str]]:
     nodes = cluster(1000, rng)
     busy = running(nodes, rng, now)
     jobs = queue(1000, rng, now)
-    figures = _admit("idle cluster", nodes, [], jobs, now)
-    figures += _admit(f"{len(busy)} jobs running", nodes, busy, jobs, now)
+    figures = _admit("mixed, idle cluster", nodes, [], jobs, now)
+    figures += _admit(f"mixed, {len(busy)} jobs running", nodes, busy, jobs, now)
+    same, queued = uniform(1000, 1000, random.Random(3), now)
+    figures += _admit("uniform 1,000 x 8 boards, idle", same, [], queued, now)
 
     jobs = queue(10_000, rng, now)
     started = time.perf_counter()

@@ -87,6 +87,7 @@ class Schedule:
         self.reservations: dict[int, Reservation] = {}
         self.admissions: list[Admission] = []
         self._capable: dict[tuple, tuple[list[int], int]] = {}
+        self._allowed: dict[tuple, list[NodeInfo] | NoAllowedNode] = {}  # per rule_key
         self.reasons_cache: dict[tuple, int | Shortfall] = {}  # see rules.wait_reason
         self.keys: list[tuple] = []  # queue_key of each job, in order
         self.ahead_cache: dict[int, Profile] = {}  # see predict.ahead
@@ -266,13 +267,17 @@ class Schedule:
         return best
 
     def _placed(self, job, alternative, found, timelines) -> Booking:
-        want = min(alternative.nodes, sum(found.counts.values()))
+        want = min(alternative.nodes, found.total)
         replicas = place(found, timelines, alternative.demand, job.duration, want)
-        if found.start == self.now:
-            return Booking(found.start, alternative, replicas)
-        # Blockers: jobs ending at the start on the nodes with room then.
-        roomy = [index for index, count in found.counts.items() if count]
-        blockers = self._ending(found.start, roomy, timelines)
+        start = found.start
+        if start == self.now:
+            return Booking(start, alternative, replicas)
+        # Blockers: jobs ending at the start on the nodes with room then. Nodes of one shape
+        # share their breakpoints: when the start is none of theirs, none ends then.
+        blockers: set[int] = set()
+        for count, nodes in found.groups:
+            if count and start in timelines[nodes[0]].bounds:
+                blockers.update(*[timelines[index].ends.get(start, ()) for index in nodes])
         blockers.discard(job.id)
         return Booking(found.start, alternative, replicas, tuple(sorted(blockers)))
 
@@ -342,12 +347,22 @@ class Schedule:
     def capable(self, job: QueuedJob, alternative: Alternative) -> tuple[list[int], int]:
         """Indices of the nodes allowed and able to hold a replica once idle, and how many
         replicas those could hold then (cached: queues repeat a few specs and rules)."""
-        key = (rule_key(job), alternative.demand)
+        rules = rule_key(job)
+        key = (rules, alternative.demand)
         if key not in self._capable:
-            nodes = allowed(self.infos, job)
-            pairs = [] if isinstance(nodes, NoAllowedNode) else [
-                (info.index, idle_count(alternative.demand, info, base=True)) for info in nodes
-            ]  # fmt: skip
+            nodes = self._allowed.get(rules)
+            if nodes is None:
+                nodes = self._allowed[rules] = allowed(self.infos, job)
+            pairs = []
+            if not isinstance(nodes, NoAllowedNode):
+                # Nodes of one kind and base usage hold alike: each such is asked once.
+                counts: dict[tuple, int] = {}
+                for info in nodes:
+                    alike = (info.kind, info.base_cpu, info.base_mem, info.base_mask)
+                    count = counts.get(alike)
+                    if count is None:
+                        count = counts[alike] = idle_count(alternative.demand, info, base=True)
+                    pairs.append((info.index, count))
             self._capable[key] = (
                 [index for index, count in pairs if count],
                 sum(count for _, count in pairs),

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone, translation
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from jobs import lifecycle
 from jobs.models import Job, JobSpecChoice, Phase, Status
@@ -30,6 +30,7 @@ from jobs.scheduling.data import (
     RunningJob,
     SchedNode,
 )
+from jobs.words import said
 from resources.availability import demand_of
 from resources.capacity import NodeState
 from resources.models import Allocation, Node, NodeSpec
@@ -258,10 +259,11 @@ def _admit(admission, state: State, spec_names: dict[int, str]) -> bool:
     """
     job = Job(pk=admission.job_id, phase=Phase.QUEUED, name=state.names[admission.job_id])
     nodes = len(admission.placements)
-    message = _("Admitted on %(spec)s: %(n)s node(s) reserved.") % {
-        "spec": spec_names.get(admission.spec_id, admission.spec_id),
-        "n": nodes,
-    }
+    message = said(
+        gettext_noop("Admitted on %(spec)s: %(n)s node(s) reserved."),
+        spec=spec_names.get(admission.spec_id, admission.spec_id),
+        n=nodes,
+    )
     moved = lifecycle.move(
         job,
         Phase.ADMITTED,

@@ -39,6 +39,7 @@ class NodeInfo:
         "driver",
         "id",
         "index",
+        "kind",
         "mem_total",
         "model",
         "name",
@@ -53,6 +54,9 @@ class NodeInfo:
         self.cpu_total, self.mem_total = state.cpu_total, state.memory_total
         self.boards, self.slices, self.model = state.boards, state.slices, state.model
         self.slots_total = state.boards * state.slices
+        # Everything fit() reads of the node: nodes of one kind with the same usage over
+        # time answer every count alike (see Shapes).
+        self.kind = (self.cpu_total, self.mem_total, self.boards, self.slices, self.model)
         self.all_slots = (1 << self.slots_total) - 1
         per_board = (1 << state.slices) - 1
         self.board_masks = tuple(per_board << (p * state.slices) for p in range(state.boards))
@@ -118,6 +122,35 @@ def fit(demand: Demand, node: NodeInfo, cpu_used: int, mem_used: int, mask: int)
     return count
 
 
+def choose(demand: Demand, node: NodeInfo, mask: int) -> tuple[int, ...]:
+    """resources.capacity.choose_slots for a replica known to fit beside ``mask``.
+
+    The same choice (lowest fully free boards; a slice on the fullest board with a free
+    slot, lowest first), on the bitmask: placing every replica of a pass through a
+    NodeState cost as much as searching for them. A property test holds the two equal.
+    """
+    if not demand.wants_boards:
+        return ()
+    s = node.slices
+    if demand.slice_divisor > 1:
+        best = best_used = -1
+        for p, board in enumerate(node.board_masks):
+            used = (mask & board).bit_count()
+            if best_used < used < s:
+                best, best_used = p, used
+        free = ~mask & node.board_masks[best]
+        return ((free & -free).bit_length() - 1,)
+    if s == 1:  # a board is a slot: the lowest free bits
+        free, chosen = ~mask & node.all_slots, []
+        for _ in range(demand.boards):
+            low = free & -free
+            chosen.append(low.bit_length() - 1)
+            free ^= low
+        return tuple(chosen)
+    boards = [p for p, board in enumerate(node.board_masks) if not mask & board]
+    return tuple(p * s + v for p in boards[: demand.boards] for v in range(s))
+
+
 class Item(NamedTuple):
     start: float
     end: float
@@ -127,12 +160,31 @@ class Item(NamedTuple):
     owner: int  # job id
 
 
+class Shapes:
+    """Answers shared by every timeline of the same *shape*: node kind and usage over time.
+
+    A pass has few shapes for many nodes (nodes of one kind, idle or filled alike by jobs
+    ending at the same moments), and a queue asks the same few demands and durations again
+    and again, so a node changing only costs a lookup of its new shape: the searches'
+    questions about it are mostly answered already. Ids are per profile and never reused.
+    """
+
+    __slots__ = ("ids", "runs", "windows")
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple, int] = {}
+        self.runs: dict[tuple, tuple[list[float], list[float]]] = {}  # (shape, demand key)
+        self.windows: dict[tuple, tuple[int, float, float]] = {}  # see Timeline.window
+
+
 class Timeline:
     """One node's usage over time from the pass's ``now`` on."""
 
-    __slots__ = ("bounds", "cpu", "ends", "info", "items", "mask", "mem", "rooms", "times")
+    __slots__ = (
+        "bounds", "cpu", "ends", "info", "items", "mask", "mem", "shape", "shapes", "times",
+    )  # fmt: skip
 
-    def __init__(self, info: NodeInfo, origin: float):
+    def __init__(self, info: NodeInfo, origin: float, shapes: Shapes | None = None):
         self.info = info
         # Segment i is [times[i], times[i + 1]); the last one runs for ever at base usage.
         self.times = [origin]
@@ -140,9 +192,16 @@ class Timeline:
         self.items: dict[object, Item] = {}
         self.ends: dict[float, list[int]] = {}  # end time -> owners ending then (blockers)
         self.bounds: dict[float, int] = {}  # breakpoint -> items starting or ending there
-        # Per demand, the runs of segments with room for one replica each (see next_room);
-        # the same few specs are asked about again and again until the node changes.
-        self.rooms: dict[tuple, tuple[list[float], list[float]]] = {}
+        self.shapes = Shapes() if shapes is None else shapes
+        self.shape: int | None = None  # id in shapes; None until asked after a change
+
+    def shape_id(self) -> int:
+        if self.shape is None:
+            key = (self.info.kind, tuple(self.times), tuple(self.cpu), tuple(self.mem),
+                   tuple(self.mask))  # fmt: skip
+            ids = self.shapes.ids
+            self.shape = ids.setdefault(key, len(ids))
+        return self.shape
 
     def _split(self, t: float) -> int:
         times = self.times
@@ -165,12 +224,12 @@ class Timeline:
         bounds = self.bounds
         bounds[item.start] = bounds.get(item.start, 0) + 1
         bounds[item.end] = bounds.get(item.end, 0) + 1
-        self.rooms.clear()
+        self.shape = None
 
     def remove(self, key: object) -> Item:
         item = self.items.pop(key)
         self.ends[item.end].remove(item.owner)
-        self.rooms.clear()
+        self.shape = None
         times, cpu, mem, mask = self.times, self.cpu, self.mem, self.mask
         first, last = bisect_left(times, item.start), bisect_left(times, item.end)
         for k in range(first, last):
@@ -200,10 +259,7 @@ class Timeline:
         looks only at starts inside long enough runs of roomy segments. ``key`` stands for
         the demand in the cache (hashing the dataclass costs more than the lookup).
         """
-        runs = self.rooms.get(key)
-        if runs is None:
-            runs = self.rooms[key] = self.runs(demand)
-        starts, ends = runs
+        starts, ends = self._runs(demand, key)
         for k in range(bisect_right(ends, t), len(ends)):
             start = starts[k] if starts[k] > t else t
             if start + duration <= ends[k]:
@@ -212,10 +268,39 @@ class Timeline:
 
     def first_room(self, demand: Demand, key: tuple) -> float:
         """When the node first has room for one replica, however briefly."""
-        runs = self.rooms.get(key)
+        starts = self._runs(demand, key)[0]
+        return starts[0] if starts else inf
+
+    def _runs(self, demand: Demand, key: tuple) -> tuple[list[float], list[float]]:
+        # The same few specs are asked about again and again until the node changes.
+        shape = self.shape if self.shape is not None else self.shape_id()
+        runs = self.shapes.runs.get((shape, key))
         if runs is None:
-            runs = self.rooms[key] = self.runs(demand)
-        return runs[0][0] if runs[0] else inf
+            runs = self.shapes.runs[shape, key] = self.runs(demand)
+        return runs
+
+    def window(
+        self, demand: Demand, key: tuple, duration: float, t: float
+    ) -> tuple[int, float, float]:
+        """:meth:`count` from ``t``, skipping ahead when no window there has room.
+
+        Returns ``(count, recheck, shrinks)`` as count does, except that a count of 0
+        holds until ``recheck``, the next start with room (inf: none). Shared by shape.
+        """
+        shape = self.shape if self.shape is not None else self.shape_id()
+        memo = self.shapes.windows
+        answer = memo.get((shape, key, duration, t))
+        if answer is None:
+            start = self.next_room(demand, key, duration, t)
+            if start > t:  # no window from t lies in room: skip to the first that does
+                answer = (0, start, inf)
+            else:
+                n, recheck, shrinks = self.count(demand, duration, t)
+                if not n:
+                    recheck = self.next_room(demand, key, duration, recheck)
+                answer = (n, recheck, shrinks)
+            memo[shape, key, duration, t] = answer
+        return answer
 
     def runs(self, demand: Demand) -> tuple[list[float], list[float]]:
         """Maximal runs of segments with room for one replica: (starts, ends)."""
@@ -229,22 +314,22 @@ class Timeline:
         if demand.wants_boards and demand.model != node.model:
             return starts, ends
         used_cap = node.boards - demand.boards if whole else node.slots_total - 1
-        all_slots = node.all_slots
-        simple = whole or not demand.wants_boards or demand.slice_divisor == node.slices > 1
+        all_slots, wants = node.all_slots, demand.wants_boards
+        simple = whole or not wants or demand.slice_divisor == node.slices > 1
         open_at = None
-        for k in range(len(times)):
+        for t, used_cpu, used_mem, used in zip(times, cpu, mem, mask, strict=True):
             if simple:
-                room = cpu[k] <= cpu_cap and mem[k] <= mem_cap
-                if room and demand.wants_boards:
-                    room = (mask[k] & all_slots).bit_count() <= used_cap
+                room = used_cpu <= cpu_cap and used_mem <= mem_cap
+                if room and wants:
+                    room = (used & all_slots).bit_count() <= used_cap
             else:
-                room = fit(demand, node, cpu[k], mem[k], mask[k]) > 0
+                room = fit(demand, node, used_cpu, used_mem, used) > 0
             if room:
                 if open_at is None:
-                    open_at = times[k]
+                    open_at = t
             elif open_at is not None:
                 starts.append(open_at)
-                ends.append(times[k])
+                ends.append(t)
                 open_at = None
         if open_at is not None:
             starts.append(open_at)
@@ -299,38 +384,25 @@ class Profile:
     """Every node's timeline from ``origin`` on, and what searches learnt about them.
 
     Searches for the same nodes and demand recur all through a queue; so each such group
-    keeps its nodes' first moment with room for a replica (the start of
-    :meth:`Timeline.runs`). Booking more only makes that moment later, so a kept value stays
-    a lower bound the search may start from (it skips ahead when it finds no room there);
-    only a removal, which can make it earlier, makes the group redo that node.
+    (:class:`~.groups.Group`) is kept, and follows the nodes that changed since its last
+    search through ``changes``: the index of each node something was added to, ``~index``
+    of each node something left.
     """
 
     def __init__(self, infos: list[NodeInfo], origin: float):
         self.origin = origin
-        self.timelines = [Timeline(info, origin) for info in infos]
-        self.removals: list[int] = []  # node indices, each time something leaves one
-        self._first: dict[object, tuple[int, dict[int, float]]] = {}
+        self.shapes = Shapes()
+        self.timelines = [Timeline(info, origin, self.shapes) for info in infos]
+        self.changes: list[int] = []
+        self.groups: dict[object, object] = {}
 
     def add(self, index: int, key: object, item: Item) -> None:
         self.timelines[index].add(key, item)
+        self.changes.append(index)
 
     def remove(self, index: int, key: object) -> Item:
-        self.removals.append(index)
+        self.changes.append(~index)
         return self.timelines[index].remove(key)
-
-    def first_rooms(
-        self, group: object, indices: list[int], demand: Demand, key: tuple
-    ) -> dict[int, float]:
-        timelines = self.timelines
-        seen, starts = self._first.get(group, (None, None))
-        if starts is None:
-            starts = {i: timelines[i].first_room(demand, key) for i in indices}
-        elif seen < len(self.removals):
-            for i in set(self.removals[seen:]):
-                if i in starts:
-                    starts[i] = timelines[i].first_room(demand, key)
-        self._first[group] = (len(self.removals), starts)
-        return starts
 
 
 def demand_key(demand: Demand) -> tuple:

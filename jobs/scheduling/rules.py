@@ -129,15 +129,78 @@ def wait_reason(schedule: Schedule, job: QueuedJob, alternative: Alternative) ->
     cache = schedule.reasons_cache
     if key not in cache:
         # Replicas that fit now on the allowed nodes, or the closest miss when none does.
+        # Nodes of one shape answer alike: each shape is asked once.
         demand, indices = alternative.demand, schedule.capable(job, alternative)[0]
-        now = [schedule.timelines[index] for index in indices]
-        fit_now = sum(fit(demand, tl.info, tl.cpu[0], tl.mem[0], tl.mask[0]) for tl in now)
-        cache[key] = fit_now or shortfall(
-            demand, [tl.info.state(tl.cpu[0], tl.mem[0], tl.mask[0]) for tl in now]
-        )
+        timelines = schedule.timelines
+        fits: dict[int, int] = {}
+        fit_now = 0
+        for index in indices:
+            tl = timelines[index]
+            shape = tl.shape if tl.shape is not None else tl.shape_id()
+            n = fits.get(shape)
+            if n is None:
+                n = fits[shape] = fit(demand, tl.info, tl.cpu[0], tl.mem[0], tl.mask[0])
+            fit_now += n
+        cache[key] = fit_now or shortfall_now(demand, [timelines[index] for index in indices])
     fit_now = cache[key]
     if isinstance(fit_now, Shortfall):
         return fit_now
     if fit_now >= alternative.min_nodes:
         return HeldForQueue()
     return TooFewNodes(alternative.min_nodes, fit_now)
+
+
+def shortfall_now(demand: Demand, timelines: Sequence) -> Shortfall:
+    """:func:`shortfall` on the timelines' usage now, on numbers and bitmasks: the same
+    choice without building a NodeState per node (a property test holds the two equal)."""
+    known: dict[tuple, tuple] = {}
+    best = best_short = None
+    for tl in timelines:
+        info = tl.info
+        usage = (info.kind, tl.cpu[0], tl.mem[0], tl.mask[0])
+        answer = known.get(usage)
+        if answer is None:
+            short = _shortages(demand, info, tl.cpu[0], tl.mem[0], tl.mask[0])
+            first = min(short, key=_rank)
+            answer = known[usage] = ((len(short), _rank(first), -first[2]), first)
+        closeness = (*answer[0], info.id)
+        if best is None or closeness < best:
+            best, best_short, best_info = closeness, answer[1], info
+    resource, need, free = best_short
+    return Shortfall(
+        resource=resource,
+        need=need,
+        best_free=free,
+        node_name=best_info.name,
+        model=demand.model if demand.wants_boards else None,
+        slices=demand.slice_divisor,
+    )
+
+
+def _rank(short: tuple[str, int, int]) -> int:
+    return _RANK.get(short[0], -1)
+
+
+def _shortages(demand: Demand, info: NodeInfo, cpu: int, mem: int, mask: int) -> list[tuple]:
+    """resources.capacity.shortages as (resource, need, free), on a usage given as numbers
+    and a slot bitmask."""
+    short = []
+    cpu_free, mem_free = info.cpu_total - cpu, info.mem_total - mem
+    if demand.cpu > cpu_free:
+        short.append(("cpu", demand.cpu, cpu_free))
+    if demand.memory > mem_free:
+        short.append(("memory", demand.memory, mem_free))
+    if demand.wants_boards:
+        used = mask & info.all_slots
+        if demand.model != info.model:
+            short.append(("model", 0, 0))
+        elif demand.slice_divisor > 1:
+            if info.slices != demand.slice_divisor:
+                short.append(("slices", demand.slice_divisor, info.slices))
+            elif used.bit_count() >= info.slots_total:
+                short.append(("boards", 1, 0))
+        else:
+            free = sum(1 for board in info.board_masks if not used & board)
+            if demand.boards > free:
+                short.append(("boards", demand.boards, free))
+    return short
