@@ -71,7 +71,8 @@ def test_watch_a_running_job_then_stop_it(page, alice, password, vision, run_clu
     log = p.locator("#log-text")
     expect(log).to_contain_text("step 1:")
     expect(log).to_contain_text("step 15:", timeout=10_000)  # followed, without a reload
-    expect(p.locator("[data-testid=usage] polyline").first).to_be_visible(timeout=15_000)
+    # CPU and memory, once sampled (a flat line has no height: count, not visibility).
+    expect(p.locator("[data-testid=usage] polyline")).to_have_count(2, timeout=15_000)
     page.shot("job-running")
     p.click("[data-testid=job-actions] >> text=Stop")
     p.click("main button[type=submit]")
