@@ -320,3 +320,21 @@ def test_admit_is_the_passs_admissions():
     nodes = [node(1), node(2)]
     queue = [job(1, spec(1, boards(8), nodes=2)), job(2), job(3, spec(1, boards(8)))]
     assert admit(nodes, [], queue, 0.0) == schedule(nodes, [], queue, 0.0).admissions
+
+
+def test_a_pass_pauses_the_cyclic_collector_and_restores_it():
+    import gc
+
+    from jobs.scheduling.core import without_gc
+
+    seen = []
+    pass_ = without_gc(lambda: seen.append(gc.isenabled()))
+    assert gc.isenabled()
+    pass_()
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        pass_()  # a caller that had it off keeps it off
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
