@@ -3,6 +3,7 @@ they grow, the whole log as a download, resource use over time."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
@@ -59,7 +60,7 @@ def log_context(job: Job, request: HttpRequest) -> dict:
     context = {
         "job": job,
         "attempt": attempt,
-        "attempts": list(job.attempts.order_by("-number")),
+        "attempts": list(job.attempts.select_related("subtask").order_by("-number")),
         "replica": replica,
         "text": "",
         "offset": 0,
@@ -188,7 +189,12 @@ def usage_context(job: Job, request: HttpRequest) -> dict:
         if data["accel"]:
             shown.append(charts.line_chart(_("Accelerator memory"), "MiB", data["accel"]))
         replicas.append({"name": name, "label": limits[name]["label"], "charts": shown})
-    return {"job": job, "attempt": attempt, "replicas": replicas}
+    return {
+        "job": job,
+        "attempt": attempt,
+        "replicas": replicas if series or attempt.live else [],
+        "interval": settings.USAGE_SECONDS,
+    }
 
 
 @require_GET

@@ -85,3 +85,45 @@ def test_watch_a_running_job_then_stop_it(page, alice, password, vision, run_clu
     expect(p.locator("#logs-heading")).to_have_text("日志")
     expect(p.locator("#log-follow")).to_contain_text("日志结束。")
     page.shot("job-stopped-zh")
+
+
+def test_a_failed_batch_job_in_chinese(page, alice, password, vision, run_cluster, beat):
+    from jobs.models import JobType, SubTask
+
+    job = make_job(
+        alice, vision, run_cluster["cpu"], name="sweep", job_type=JobType.BATCH, command=""
+    )
+    for index, code in enumerate((0, 3)):
+        SubTask.objects.create(
+            job=job,
+            index=index,
+            algorithm=job.algorithm,
+            command=f"python3 /workspace/algorithm/task.py {code}",
+        )
+    program(
+        job,
+        "task.py",
+        """
+        import sys
+        print("sub-task exits with", sys.argv[1], flush=True)
+        sys.exit(int(sys.argv[1]))
+        """,
+    )
+    admit_and_launch()
+    wait_for_phase(job, Phase.ERROR)
+    page.log_in("alice", password)
+    page.page.wait_for_url(re.compile(r"/$"))
+    p = page.page
+    p.click("button[aria-label=Language]")
+    p.click("[data-testid=language-switcher] >> text=简体中文")
+    page.goto(job.get_absolute_url())
+    expect(p.locator("[data-testid=job-phase]")).to_contain_text("子任务 2 运行失败")
+    runs_table = p.locator("[data-testid=attempts]")
+    expect(runs_table).to_contain_text("子任务 1")
+    expect(runs_table).to_contain_text("退出码 3")
+    expect(p.locator("#log-text")).to_contain_text("sub-task exits with 3")
+    expect(p.locator("#job-logs .btn-group").first).to_contain_text("子任务 1")
+    expect(p.locator("[data-testid=usage]")).to_contain_text(
+        "每 1 秒采样一次"
+    )  # beat samples every second
+    page.shot("job-batch-failed-zh")
