@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -81,6 +82,7 @@ def cold_start():
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait(timeout=60)
+        _stop_demo_jobs(_clone_dir)
     return [
         ("cold `make run` to first 200, fresh clone", _seconds(first_200)),
         ("second `make run` to first 200 (data kept)", _seconds(warm)),
@@ -100,6 +102,22 @@ def test_suite():
         line for line in result.stdout.splitlines() if " passed" in line or " failed" in line
     ]
     return [("`make test` wall time", f"{elapsed:.0f} s, {verdict}: {(summary or ['?'])[-1]}")]
+
+
+def _stop_demo_jobs(folder: Path) -> None:
+    """The clone's demo job really trains, and jobs outlive `make run` by design: the bench
+    must not leave it running on this machine."""
+    import psutil
+
+    mine = [
+        process
+        for process in psutil.process_iter(["cmdline"])
+        if any(str(folder) in part for part in process.info["cmdline"] or ())
+    ]
+    for process in mine:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(mine, timeout=10)
 
 
 def _seconds(value: float | None) -> str:
