@@ -31,8 +31,8 @@ def release(job: Job) -> None:
     )
 
 
-# The execution layer registers how to stop a job that holds processes (SPEC F7), and what
-# to do with a deleted job's processes and files.
+# The execution layer registers how to stop a job that holds processes (SPEC F7: each
+# returns whether it did), and what to do with a deleted job's processes and files.
 stoppers: list = []
 forgetters: list = []
 
@@ -42,15 +42,13 @@ def stop(job: Job, user) -> None:
         raise NotApplicable(_("The job has already ended (%(status)s).") % {
             "status": job.get_status_display()
         })  # fmt: skip
-    if job.phase == Phase.QUEUED or not stoppers:
+    # The execution layer stops a job that holds processes; any other stops at once.
+    if job.phase == Phase.QUEUED or not any(stopper(job, user) for stopper in stoppers):
         with transaction.atomic():
             message = said(gettext_noop("Stopped by %(user)s."), user=user)
             if not lifecycle.move(job, Phase.STOPPED, message, actor=user):
                 raise NotApplicable(_("The job changed meanwhile: reload the page."))
             release(job)
-    else:
-        for stopper in stoppers:
-            stopper(job, user)
     transaction.on_commit(hooks.queue_changed)
 
 

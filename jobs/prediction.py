@@ -18,9 +18,8 @@ from jobs.models import Job, Priority
 from jobs.queue_words import Names, say, why_never
 from jobs.scheduling import core, forecast, never_fits
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
-from jobs.scheduling.db import epoch, load, moment
+from jobs.scheduling.db import epoch, load, moment, sched_nodes
 from resources.availability import demand_of
-from resources.capacity import NodeState
 from resources.models import Node, NodeSpec
 
 PLAN_SECONDS = 5.0
@@ -121,21 +120,7 @@ def draft_from(data: dict, project, *, job_id: int = DRAFT_ID) -> QueuedJob | No
 
 def whole_inventory() -> list[SchedNode]:
     """Every live node, idle: what a job could ever run on."""
-    rows = Node.objects.live().values_list(
-        "pk",
-        "name",
-        "cpu_millicores",
-        "memory_mib",
-        "board_count",
-        "slices_per_board",
-        "accelerator_model_id",
-        "pool_id",
-        "driver_version_id",
-    )
-    return [
-        SchedNode(NodeState(pk, name, cpu, memory, boards, slices, model), pool, driver)
-        for pk, name, cpu, memory, boards, slices, model, pool, driver in rows
-    ]
+    return sched_nodes(Node.objects.live())
 
 
 def refusal(draft: QueuedJob) -> str | None:

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
@@ -29,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.utils.translation import gettext as _
+
+from resources.backends import local_runner_host as host
 
 RUNTIME_NAME = "torch-cpu"
 PYTHON_VERSION = (3, 11)
@@ -111,22 +112,11 @@ def _pyenv_candidates(env: Mapping[str, str]) -> list[str]:
     return [str(Path(root, "versions", v, "bin", "python3")) for v in matching]
 
 
-def _others_can_run(path: str) -> bool:
-    """Whether any user can run ``path``: jobs run as an unprivileged user, and a venv only
-    links to its base interpreter, so that interpreter (and its standard library beside it)
-    must be reachable, which a pyenv under a private home folder is not."""
-    real = Path(path).resolve()
-    try:
-        if not real.stat().st_mode & stat.S_IXOTH:
-            return False
-        return all(folder.stat().st_mode & stat.S_IXOTH for folder in real.parents)
-    except OSError:
-        return False
-
-
 def find_python(env: Mapping[str, str] | None = None) -> str | None:
     """A Python 3.11 interpreter: each ``python3.11`` on ``PATH``, then pyenv's 3.11s,
-    newest first; one that every user can run wins over one only its owner can."""
+    newest first; one the job user can reach wins. Jobs may run as an unprivileged user, and
+    a venv only links to its base interpreter, so that interpreter (and its standard library
+    beside it) must be reachable, which a pyenv under a private home folder is not."""
     env = os.environ if env is None else env
     candidates = []
     for folder in env.get("PATH", "").split(os.pathsep):
@@ -135,7 +125,8 @@ def find_python(env: Mapping[str, str] | None = None) -> str | None:
             candidates.append(on_path)
     candidates += reversed(_pyenv_candidates(env))
     found = [real for real in (_real_python(c, env) for c in candidates) if real]
-    usable = [real for real in found if _others_can_run(real)]
+    user = host.job_user()
+    usable = [r for r in found if host.unreachable_ancestor(Path(r).resolve(), user) is None]
     return (usable or found or [None])[0]
 
 

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def wait_until(condition: Callable[[], object], timeout: float = 20, interval: float = 0.1):
@@ -33,3 +40,29 @@ def settings_form_data(**overrides) -> dict:
         else:
             data[limit.name] = value
     return data
+
+
+def start_worker_process(*pool: str) -> subprocess.Popen:
+    """``celery worker`` in a process (and session) of its own, on this process's test
+    database, broker, task queue and folders: a worker that can be killed like a real one.
+    ``pool``: its pool options, e.g. ``"--pool", "solo"``. The caller stops it."""
+    from django.conf import settings
+    from django.db import connection
+
+    from console.celery import app
+
+    # The server in use (given, or the embedded one), with the test database's name.
+    url = urlsplit(os.environ["DATABASE_URL"])
+    env = {
+        **os.environ,
+        "DATABASE_URL": urlunsplit(url._replace(path="/" + connection.settings_dict["NAME"])),
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "RUNS_DIR": str(settings.RUNS_DIR),
+        "STORAGE_ROOT": str(settings.STORAGE_ROOT),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "console", "worker", *pool,
+         "--queues", app.conf.task_default_queue, "--without-gossip", "--without-mingle",
+         "--loglevel", "WARNING"],
+        cwd=ROOT, env=env, start_new_session=True,
+    )  # fmt: skip

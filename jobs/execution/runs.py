@@ -72,7 +72,7 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
         subtask = job.subtasks.order_by("index").first()
     number = (job.attempts.aggregate(n=Max("number"))["n"] or 0) + 1
     try:
-        workload, _plan = workloads.build(job, number, subtask)
+        workload = workloads.build(job, number, subtask)
     except (ValueError, KeyError) as exc:
         _fail_to_launch(job, str(exc))
         return None
@@ -128,8 +128,15 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
 
 def _fail_to_launch(job: Job, reason: str) -> None:
     message = said(gettext_noop("Could not launch: %(reason)s"), reason=reason)
+    _close(job, Phase.ERROR, message, JobEvent.Kind.ERROR)
+
+
+def _close(job: Job, to: str, message: str, kind: str, **fields) -> None:
+    """The job's last move; its nodes go back to the queue. An error's message is its
+    reason."""
+    reason = message if kind == JobEvent.Kind.ERROR else ""
     with transaction.atomic():
-        if lifecycle.move(job, Phase.ERROR, message, kind="error", reason=message):
+        if lifecycle.move(job, to, message, kind=kind, reason=reason, **fields):
             release(job)
     transaction.on_commit(hooks.queue_changed)
 
@@ -282,17 +289,12 @@ def _end(attempt: Attempt, status: WorkloadStatus) -> None:
         if following is not None:
             start(job.pk, following)
             return
-    to, message, kind = _outcome(job, attempt, status)
-    with transaction.atomic():
-        reason = message if kind == JobEvent.Kind.ERROR else ""
-        # A job that ended before any poll saw it running still started (SPEC Q1 times).
-        started = {}
-        if job.started_at is None:
-            begun = attempt.running_at or attempt.created_at
-            started = {"started_at": begun, "deadline": begun + timedelta(hours=job.duration_hours)}
-        if lifecycle.move(job, to, message, kind=kind, reason=reason, **started):
-            release(job)
-    transaction.on_commit(hooks.queue_changed)
+    # A job that ended before any poll saw it running still started (SPEC Q1 times).
+    started = {}
+    if job.started_at is None:
+        begun = attempt.running_at or attempt.created_at
+        started = {"started_at": begun, "deadline": begun + timedelta(hours=job.duration_hours)}
+    _close(job, *_outcome(job, attempt, status), **started)
 
 
 def _next_subtask(job: Job, attempt: Attempt) -> SubTask | None:
@@ -322,17 +324,13 @@ def _outcome(job: Job, attempt: Attempt, status: WorkloadStatus) -> tuple[str, s
 # --- stop ----------------------------------------------------------------------------------
 
 
-def request_stop(job: Job, user) -> None:
-    """Stop a job holding (or about to hold) processes: SIGTERM now, SIGKILL after its
-    graceful time (SPEC F7). The job ends as *stopped* once every process has ended."""
+def request_stop(job: Job, user) -> bool:
+    """Stop a job's processes: SIGTERM now, SIGKILL after its graceful time (SPEC F7); the
+    job ends as *stopped* once every process has ended. False when it has none (not
+    launched yet): jobs.operations then stops it at once."""
     attempt = job.attempts.filter(ended_at__isnull=True).order_by("-number").first()
     if attempt is None:
-        with transaction.atomic():
-            message = said(gettext_noop("Stopped by %(user)s."), user=user)
-            if not lifecycle.move(job, Phase.STOPPED, message, actor=user):
-                raise NotApplicable(_("The job changed meanwhile: reload the page."))
-            release(job)
-        return
+        return False
     if attempt.stop_cause:
         raise NotApplicable(_("The job is already stopping."))
     Attempt.objects.filter(pk=attempt.pk).update(stop_cause=Attempt.StopCause.USER)
@@ -351,6 +349,7 @@ def request_stop(job: Job, user) -> None:
     seconds = job.graceful_shutdown_seconds
     workload = attempt.workload_id
     transaction.on_commit(lambda: _stop_now(workload, seconds))
+    return True
 
 
 def _stop_now(workload: str, seconds: int) -> None:

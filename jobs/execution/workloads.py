@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from jobs.launch import LaunchPlan
 from jobs.launch_request import plan_for
 from jobs.models import Job
 from resources import runtimes
@@ -44,7 +43,7 @@ def _worker_index(replica: str) -> int:
     return int(replica.rsplit("-", 1)[-1]) if replica.rsplit("-", 1)[-1].isdigit() else 0
 
 
-def build(job: Job, number: int, subtask=None) -> tuple[Workload, LaunchPlan]:
+def build(job: Job, number: int, subtask=None) -> Workload:
     """The workload of attempt ``number``; ValueError when the job cannot be launched as it
     is (no allocation, a plan the launch rules refuse)."""
     placed = placements(job)
@@ -91,4 +90,4 @@ def build(job: Job, number: int, subtask=None) -> tuple[Workload, LaunchPlan]:
         wait_for_peers=plan.wait_for_peers,
         peer_timeout_seconds=settings.PEER_TIMEOUT_SECONDS,
     )
-    return workload, plan
+    return workload

@@ -59,34 +59,32 @@ class State:
     names: dict[int, str] = field(default_factory=dict)  # job id -> name
 
 
+NODE_FIELDS = (
+    "pk",
+    "name",
+    "cpu_millicores",
+    "memory_mib",
+    "board_count",
+    "slices_per_board",
+    "accelerator_model_id",
+    "pool_id",
+    "driver_version_id",
+)
+
+
+def sched_nodes(nodes) -> list[SchedNode]:
+    """The scheduler's view of a queryset of nodes, idle (their capacity only)."""
+    return [
+        SchedNode(NodeState(pk, name, cpu, memory, boards, slices, model), pool, driver)
+        for pk, name, cpu, memory, boards, slices, model, pool, driver in nodes.values_list(
+            *NODE_FIELDS
+        )
+    ]
+
+
 def _nodes() -> tuple[list[SchedNode], dict[int, NodeState]]:
-    states = {}
-    nodes = []
-    for (
-        pk,
-        name,
-        cpu,
-        memory,
-        boards,
-        slices,
-        model,
-        pool,
-        driver,
-    ) in Node.objects.schedulable().values_list(
-        "pk",
-        "name",
-        "cpu_millicores",
-        "memory_mib",
-        "board_count",
-        "slices_per_board",
-        "accelerator_model_id",
-        "pool_id",
-        "driver_version_id",
-    ):
-        state = NodeState(pk, name, cpu, memory, boards, slices, model)
-        states[pk] = state
-        nodes.append(SchedNode(state, pool, driver))
-    return nodes, states
+    nodes = sched_nodes(Node.objects.schedulable())
+    return nodes, {node.state.id: node.state for node in nodes}
 
 
 def _running(now: float, states: dict[int, NodeState]) -> list[RunningJob]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
@@ -20,17 +20,23 @@ MORE_BYTES = 256 * 1024  # the most one follow-up request adds
 
 
 def _attempt(job: Job, request: HttpRequest) -> Attempt | None:
+    """The attempt the query names (404 if it names none of the job's), else the latest."""
     attempts = job.attempts.order_by("-number")
     number = request.GET.get("attempt", "")
-    if number:
-        if not number.isdigit():
-            raise Http404
-        return attempts.filter(number=int(number)).first() or _missing()
-    return attempts.first()
+    if not number:
+        return attempts.first()
+    if not number.isdigit():
+        raise Http404
+    return get_object_or_404(attempts, number=int(number))
 
 
-def _missing():
-    raise Http404
+def _log_of(request: HttpRequest, pk: int) -> tuple[Job, Attempt, dict]:
+    """The job, attempt and replica whose log a request asks for; 404 for any other."""
+    job, _may = get_job_for_user(request.user, pk)
+    attempt = _attempt(job, request)
+    if attempt is None:
+        raise Http404
+    return job, attempt, _replica(attempt, request)
 
 
 def _replica(attempt: Attempt, request: HttpRequest) -> dict:
@@ -109,9 +115,7 @@ def job_logs(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
     """What the log has gained since ``offset``, and the element that asks again."""
-    job, _may = get_job_for_user(request.user, pk)
-    attempt = _attempt(job, request) or _missing()
-    replica = _replica(attempt, request)
+    job, attempt, replica = _log_of(request, pk)
     offset = _offset(request)
     live = attempt.live  # read before the log, so that the last lines are never missed
     try:
@@ -136,9 +140,7 @@ def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @login_required
 def job_log_download(request: HttpRequest, pk: int) -> HttpResponse:
-    job, _may = get_job_for_user(request.user, pk)
-    attempt = _attempt(job, request) or _missing()
-    replica = _replica(attempt, request)
+    job, attempt, replica = _log_of(request, pk)
     backend = runs.backend()
     try:
         backend.log_size(attempt.workload_id, replica["name"])

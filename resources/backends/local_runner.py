@@ -220,7 +220,7 @@ class LocalRunner:
         for replica in (state or {}).get("replicas", []):
             record = replica.get("process")
             if host.is_alive(record):
-                for process in _group(record["pid"]):
+                for process in host.group_members(record["pid"]):
                     found.setdefault(process.pid, process)
         return [p for p in found.values() if p.pid != os.getpid() and psutil.pid_exists(p.pid)]
 
@@ -362,18 +362,6 @@ def _process(pid: int):
         return psutil.Process(pid)
     except psutil.Error:
         return None
-
-
-def _group(pgid: int) -> list:
-    """Processes of one process group (a replica, with whatever it started)."""
-    import psutil
-
-    members = []
-    for process in psutil.process_iter():
-        with contextlib.suppress(OSError):
-            if os.getpgid(process.pid) == pgid:
-                members.append(process)
-    return members
 
 
 def _without_partial_character(data: bytes) -> bytes:

@@ -100,6 +100,18 @@ def signal_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
 
 
+def group_members(pgid: int) -> list:
+    """Processes of one process group (a replica, with whatever it started)."""
+    import psutil
+
+    members = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(OSError):
+            if os.getpgid(process.pid) == pgid:
+                members.append(process)
+    return members
+
+
 def marked_processes(marker: str | None = None):
     """Processes whose environment carries ``MARKER=marker``: the workload's, and only its
     (the marker is the workload's folder, which no other workload shares). Without a marker:

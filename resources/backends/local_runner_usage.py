@@ -9,7 +9,6 @@ call reports the average since the replica started. No call sleeps to measure.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import subprocess
 import time
@@ -34,7 +33,7 @@ def sample_usage(folder: Path, replicas: list[dict]) -> list[UsageSample]:
         cpu_seconds = 0.0
         rss = 0
         pids = set()
-        for process in _members(record["pid"]):
+        for process in host.group_members(record["pid"]):
             with contextlib.suppress(psutil.Error):
                 times = process.cpu_times()
                 cpu_seconds += times.user + times.system + times.children_user
@@ -64,17 +63,6 @@ def sample_usage(folder: Path, replicas: list[dict]) -> list[UsageSample]:
         )
     host.write_json(folder / "usage.json", readings)
     return samples
-
-
-def _members(pgid: int) -> list:
-    import psutil
-
-    members = []
-    for process in psutil.process_iter():
-        with contextlib.suppress(OSError):
-            if os.getpgid(process.pid) == pgid:
-                members.append(process)
-    return members
 
 
 def _slots(folder: Path, name: str) -> list[int]:

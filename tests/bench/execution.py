@@ -10,16 +10,12 @@ import re
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from tests.bench.harness import bench_database, p50_p95
-
-ROOT = Path(__file__).resolve().parents[2]
 
 TICKER = """
 import sys, time
@@ -34,26 +30,15 @@ def _worker(folder: Path):
     """``make run``'s worker (prefork, 2 processes) on the bench database and folders, with
     beat's sync task sent every second from a thread of this process."""
     from django.conf import settings
-    from django.db import connection
 
     from console.celery import app
     from jobs.tasks import sync_runs
+    from tests.helpers import start_worker_process
 
-    queue = f"bench-{os.getpid()}"
-    app.conf.task_default_queue = queue
-    url = urlsplit(os.environ["DATABASE_URL"])
-    env = {
-        **os.environ,
-        "DATABASE_URL": urlunsplit(url._replace(path="/" + connection.settings_dict["NAME"])),
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "RUNS_DIR": str(folder / "runs"),
-        "STORAGE_ROOT": str(folder / "storage"),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "console", "worker", "--concurrency", "2",
-         "--queues", queue, "--without-gossip", "--without-mingle", "--loglevel", "WARNING"],
-        cwd=ROOT, env=env, start_new_session=True,
-    )  # fmt: skip
+    app.conf.task_default_queue = f"bench-{os.getpid()}"
+    settings.RUNS_DIR = folder / "runs"
+    settings.STORAGE_ROOT = folder / "storage"
+    process = start_worker_process("--concurrency", "2")
     done = threading.Event()
 
     def beat():
@@ -76,15 +61,13 @@ def _worker(folder: Path):
         app.control.purge()
 
 
-def _setup(folder: Path):
+def _setup():
     from django.conf import settings
     from django.contrib.auth.models import User
 
     from console.models import Membership, Project
     from resources.models import Algorithm, Image, Node, NodeSpec
 
-    settings.RUNS_DIR = folder / "runs"
-    settings.STORAGE_ROOT = folder / "storage"
     user = User.objects.create_user("alice", password="x")
     project = Project.objects.create(name="Vision", slug="vision")
     Membership.objects.create(project=project, user=user)
@@ -163,7 +146,7 @@ def execution():
 
         from jobs.models import Job, Phase
 
-        setup = _setup(folder)
+        setup = _setup()
         results = []
         # Submit -> running, one free job at a time (each then ends within a second).
         starts = []

@@ -10,49 +10,23 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
-import sys
-from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from django.conf import settings as django_settings
-from django.db import connection
 
 from jobs import operations
 from jobs.models import Job, Phase
 from jobs.tasks import admit, sync_runs
 from resources.backends import local_runner_host as host
-from tests.helpers import wait_until
+from tests.helpers import start_worker_process, wait_until
 from tests.jobs.execution_helpers import make_job, program
 
 pytestmark = pytest.mark.usefixtures("local_runs")
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @contextlib.contextmanager
-def worker_process(settings):
-    """A Celery worker in its own process, on this test's database, broker queue and
-    folders."""
-    from console.celery import app
-
-    # The server the suite uses (given, or the embedded one), with the test database's name.
-    url = urlsplit(os.environ["DATABASE_URL"])
-    test_url = urlunsplit(url._replace(path="/" + connection.settings_dict["NAME"]))
-    env = {
-        **os.environ,
-        "DATABASE_URL": test_url,
-        "CELERY_BROKER_URL": django_settings.CELERY_BROKER_URL,
-        "RUNS_DIR": str(settings.RUNS_DIR),
-        "STORAGE_ROOT": str(settings.STORAGE_ROOT),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "console", "worker", "--pool", "solo",
-         "--queues", app.conf.task_default_queue, "--without-gossip", "--without-mingle",
-         "--loglevel", "WARNING"],
-        cwd=ROOT, env=env, start_new_session=True,
-    )  # fmt: skip
+def worker_process():
+    """A Celery worker in its own process, killed with SIGKILL at the end."""
+    process = start_worker_process("--pool", "solo")
     try:
         yield process
     finally:
@@ -81,13 +55,13 @@ def test_a_job_outlives_a_killed_worker_and_the_next_one_follows_it(
     settings, local_runs, alice, vision, run_cluster
 ):
     job = sleeper(alice, vision, run_cluster)
-    with worker_process(settings) as first:
+    with worker_process() as first:
         admit.delay()
         wait_until(lambda: phase(job) == Phase.RUNNING, 60, 0.2)
         os.killpg(first.pid, signal.SIGKILL)  # mid-run, as an OOM kill or a crash would
     workload = job.attempts.get().workload_id
     assert local_runs.leftovers(workload), "the job's processes must survive the worker"
-    with worker_process(settings):
+    with worker_process():
         # The new worker's start-up recovery follows the job; a stop then ends it.
         operations.stop(Job.objects.get(pk=job.pk), alice)
 
@@ -103,7 +77,7 @@ def test_processes_left_by_a_dead_supervisor_are_killed_when_a_worker_starts(
     settings, local_runs, alice, vision, run_cluster
 ):
     job = sleeper(alice, vision, run_cluster)
-    with worker_process(settings) as first:
+    with worker_process() as first:
         admit.delay()
         wait_until(lambda: phase(job) == Phase.RUNNING, 60, 0.2)
         os.killpg(first.pid, signal.SIGKILL)
@@ -111,7 +85,7 @@ def test_processes_left_by_a_dead_supervisor_are_killed_when_a_worker_starts(
     supervisor = host.read_json(local_runs.workload_folder(workload) / "supervisor.json")
     os.kill(supervisor["pid"], signal.SIGKILL)  # the machine lost it: its job is orphaned
     assert local_runs.leftovers(workload)
-    with worker_process(settings):
+    with worker_process():
         wait_until(lambda: phase(job) == Phase.ERROR, 60, 0.5)  # recovery ran at start-up
     assert local_runs.nothing_left(workload)
     job.refresh_from_db()
