@@ -12,7 +12,7 @@ from django.http import Http404
 from guardian.shortcuts import assign_perm, remove_perm
 
 from console.sharing import Access
-from jobs.models import Job, JobGroupObjectPermission
+from jobs.models import DevEnvironment, Job, JobGroupObjectPermission
 
 VIEW = "view_job"
 CHANGE = "change_job"
@@ -55,3 +55,14 @@ def get_job_for_user(user, pk, *, change: bool = False, queryset=None) -> tuple[
     if change and not may_change:
         raise PermissionDenied
     return job, may_change
+
+
+def get_devenv_for_user(user, pk, *, queryset=None) -> DevEnvironment:
+    """A development environment is its owner's (and admins'): 404 for anyone else."""
+    base = queryset if queryset is not None else DevEnvironment.objects.all()
+    if not user.is_staff:
+        base = base.filter(owner=user)
+    try:
+        return base.get(pk=pk)
+    except (DevEnvironment.DoesNotExist, ValueError, TypeError):
+        raise Http404 from None

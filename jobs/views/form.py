@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.forms.utils import ErrorDict
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -15,8 +15,7 @@ from console.htmx import render_page
 from jobs import prediction
 from jobs.forms.job import JobForm
 from jobs.forms.rows import apply_row_action
-from jobs.models import DevEnvironment
-from jobs.permissions import get_job_for_user
+from jobs.permissions import get_devenv_for_user, get_job_for_user
 from jobs.services import create_job, initial_from_job
 
 
@@ -102,7 +101,7 @@ def job_clone(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @login_required
 def job_from_devenv(request: HttpRequest, pk: int) -> HttpResponse:
-    env = get_object_or_404(DevEnvironment, pk=pk, owner=request.user)
+    env = get_devenv_for_user(request.user, pk)
     initial = {
         **defaults(request),
         "name": env.name,

@@ -41,6 +41,12 @@ def annotated_jobs(user):
     return jobs.annotate(spec_names=ArraySubquery(specs), shared_change=may_change)
 
 
+def mark_changeable(jobs, user) -> None:
+    """``job.may_change`` for jobs of :func:`annotated_jobs` (owner, read-write, admin)."""
+    for job in jobs:
+        job.may_change = job.shared_change or job.owner_id == user.pk
+
+
 @require_GET
 @login_required
 def job_list(request: HttpRequest) -> HttpResponse:
@@ -48,9 +54,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     filters = JobFilter(request.GET, queryset=jobs, user=request.user)
     table = JobTable(filters.qs)
     RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
-    for row in table.page.object_list:
-        job = row.record
-        job.may_change = job.shared_change or job.owner_id == request.user.pk
+    mark_changeable((row.record for row in table.page.object_list), request.user)
     word_jobs(row.record for row in table.page.object_list)
     batch = request.GET.get("job_type") == JobType.BATCH
     return render_page(

@@ -5,14 +5,14 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from console.htmx import render_page
 from jobs import operations
 from jobs.models import DevEnvironment
-from jobs.permissions import get_job_for_user
+from jobs.permissions import get_devenv_for_user, get_job_for_user
 
 
 def _confirm(request, job, action: str, **context) -> HttpResponse:
@@ -96,9 +96,9 @@ def job_devenv(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET"])
 @login_required
 def devenv_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    env = get_object_or_404(
-        DevEnvironment.objects.select_related("image", "spec", "algorithm", "from_job"),
-        pk=pk,
-        owner=request.user,
+    env = get_devenv_for_user(
+        request.user,
+        pk,
+        queryset=DevEnvironment.objects.select_related("image", "spec", "algorithm", "from_job"),
     )
     return render_page(request, "jobs/devenv_detail.html", {"env": env})

@@ -9,29 +9,20 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import F
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from console.htmx import render_page
-from console.models import Membership, Role
 from jobs import operations
 from jobs.models import Job, JobPrediction, Priority
+from jobs.permissions import get_job_for_user
 from jobs.queue_words import word_jobs
+from jobs.views.lists import annotated_jobs, mark_changeable
 
 ACCURACY_DAYS = 7
 SLACK_SECONDS = 60
-
-
-def leads(user, project) -> bool:
-    if user.is_staff:
-        return True
-    if project is None:
-        return False
-    return Membership.objects.filter(
-        user=user, project=project, role__in=[Role.LEAD, Role.ADMIN]
-    ).exists()
 
 
 def accuracy(project=None) -> dict:
@@ -67,12 +58,17 @@ def accuracy(project=None) -> dict:
 @require_GET
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
-    project = request.project
-    cluster = request.user.is_staff and request.GET.get("scope") != "project"
+    """The queue in order. Everyone sees only the jobs they may see (SPEC P: their own and
+    those shared with them; admins all); the others still count in the positions, and the
+    page says how many there are. Priorities change only where the user may change the job."""
+    user, project = request.user, request.project
+    cluster = user.is_staff and request.GET.get("scope") != "project"
     if not cluster and project is None:
         raise PermissionDenied
-    # Every member may see the project's queue; leads (and admins) may reorder it.
-    jobs = Job.objects.queued().select_related("owner", "project")
+    waiting = Job.objects.queued()
+    if not cluster:
+        waiting = waiting.filter(project=project)
+    jobs = annotated_jobs(user).queued()
     if not cluster:
         jobs = jobs.filter(project=project)
     jobs = jobs.order_by(
@@ -81,21 +77,23 @@ def queue(request: HttpRequest) -> HttpResponse:
     priorities = [
         (value, label)
         for value, label in Priority.choices
-        if value != Priority.VERY_URGENT or request.user.is_staff
+        if value != Priority.VERY_URGENT or user.is_staff
     ]
     shown = list(jobs[:500])
+    mark_changeable(shown, user)
     word_jobs(shown)
+    total = jobs.count()
     return render_page(
         request,
         "jobs/queue.html",
         {
             "jobs": shown,
-            "total": jobs.count(),
+            "total": total,
+            "hidden": waiting.count() - total,
             "cluster": cluster,
             "now": timezone.now(),
             "accuracy": accuracy(None if cluster else project),
             "priorities": priorities,
-            "may_set": leads(request.user, project) or request.user.is_staff,
         },
     )
 
@@ -103,9 +101,8 @@ def queue(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def queue_priority(request: HttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(Job.objects.select_related("project"), pk=pk)
-    if not leads(request.user, job.project):
-        raise PermissionDenied
+    """O7 from the queue page: the same right as on the job's page (SPEC P: read-write)."""
+    job, _may = get_job_for_user(request.user, pk, change=True)
     try:
         operations.adjust_priority(job, int(request.POST.get("priority", "")), request.user)
         messages.success(

@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from console.sharing import Access
 from jobs import prediction
 from jobs.models import Job, JobPrediction, Phase, Priority
 from jobs.scheduling.db import run_pass
@@ -104,17 +105,28 @@ def test_prediction_is_kept_and_compared(client, alice, job_post, cluster):
 
 class TestQueuePage:
     @pytest.mark.django_db(transaction=True)
-    def test_members_see_leads_reorder(self, client, alice, lead, vision):
-        job = JobFactory(owner=alice, project=vision, name="waiting")
+    def test_each_sees_and_reorders_what_sharing_allows(self, client, alice, lead, vision):
+        jobs = {
+            access: JobFactory(owner=alice, project=vision, name=f"j-{i}", others_access=access)
+            for i, access in enumerate(Access)
+        }
         run_pass()
         client.force_login(alice)
         page = client.get("/queue/").content.decode()
-        assert 'data-job="waiting"' in page and 'name="priority"' not in page
-        assert client.post(f"/queue/{job.pk}/priority/", {"priority": "1"}).status_code == 403
+        assert page.count('name="priority"') == 3  # her own: every one
         client.force_login(lead)
-        assert 'name="priority"' in client.get("/queue/").content.decode()
-        client.post(f"/queue/{job.pk}/priority/", {"priority": "1"})
-        assert Job.objects.get(pk=job.pk).priority == Priority.URGENT
+        page = client.get("/queue/").content.decode()
+        # Not shared: not listed (a lead has no more rights than any member), but counted.
+        assert 'data-job="j-0"' not in page
+        assert "1 more queued job is not shared with you" in " ".join(page.split())
+        assert 'data-job="j-1"' in page and 'data-job="j-2"' in page
+        assert page.count('name="priority"') == 1  # the read-write one only
+        expected = {Access.NONE: 404, Access.READ_ONLY: 403, Access.READ_WRITE: 302}
+        for access, job in jobs.items():
+            response = client.post(f"/queue/{job.pk}/priority/", {"priority": "1"})
+            assert response.status_code == expected[access], access
+            changed = Job.objects.get(pk=job.pk).priority == Priority.URGENT
+            assert changed == (access == Access.READ_WRITE), access
 
     def test_other_projects_jobs_are_not_listed(self, client, alice, charlie, vision):
         JobFactory(owner=alice, project=vision, name="vision-job")

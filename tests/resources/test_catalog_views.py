@@ -26,67 +26,6 @@ def storage(settings, tmp_path):
     return settings.STORAGE_ROOT
 
 
-# --- who may do what -------------------------------------------------------------------
-
-# The actors, each looking at an item of alice's in vision shared as the actor's name says.
-ACTORS = ("anonymous", "charlie", "hidden", "reader", "writer", "owner", "admin")
-SHARING = {"hidden": Access.NONE, "writer": Access.READ_WRITE}
-# Expected status per view, in the order of ACTORS. Only the owner and admins change an item,
-# whatever its sharing; anyone who sees it may make it a favourite.
-MATRIX = {
-    "detail": ("get", (302, 404, 404, 200, 200, 200, 200)),
-    "edit": ("get", (302, 404, 404, 403, 403, 200, 200)),
-    "delete": ("get", (302, 404, 404, 403, 403, 200, 200)),
-    "add_version": ("get", (302, 404, 404, 403, 403, 200, 200)),
-    "favourite": ("post", (302, 404, 404, 302, 302, 302, 302)),
-}
-
-
-@pytest.fixture
-def as_actor(client, alice, bob, charlie, admin):
-    def log_in(actor: str):
-        user = {"charlie": charlie, "owner": alice, "admin": admin}.get(actor, bob)
-        if actor != "anonymous":
-            client.force_login(user)
-        return client
-
-    return log_in
-
-
-# Each view for each kind that offers it (see TestMissingActions for the others).
-CASES = [
-    (slug, view)
-    for slug, kind in KINDS.items()
-    for view in MATRIX
-    if (view != "add_version" or kind.versioned) and (view != "favourite" or kind.favouritable)
-]
-
-
-class TestAccessMatrix:
-    @pytest.mark.parametrize(("slug", "view"), CASES)
-    @pytest.mark.parametrize("actor", ACTORS)
-    def test_status(self, as_actor, alice, vision, slug, view, actor):
-        item = make_item(slug, owner=alice, project=vision, access=SHARING.get(actor, "read_only"))
-        method, statuses = MATRIX[view]
-        url = (
-            f"/catalog/{slug}/{item.pk}/"
-            + {
-                "detail": "",
-                "edit": "edit/",
-                "delete": "delete/",
-                "add_version": "versions/new/",
-                "favourite": "favourite/",
-            }[view]
-        )
-        client = as_actor(actor)
-        data = {"favourite": "1"} if view == "favourite" else {}
-        response = getattr(client, method)(url, data)
-        expected = statuses[ACTORS.index(actor)]
-        assert response.status_code == expected
-        if actor == "anonymous":
-            assert response["Location"].startswith("/login/?next=")
-
-
 class TestMissingActions:
     @pytest.mark.parametrize("slug", ["algorithms", "volumes"])
     def test_no_versions_for_unversioned_kinds(self, client, alice, vision, slug):
