@@ -25,6 +25,7 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
     from jobs.lifecycle import record
     from jobs.models import Job, JobSpecChoice
     from resources.models import Algorithm, Allocation, Image, Node, NodeSpec
+    from resources.storage import personal_folder
 
     alice, vision = users["alice"], projects["vision"]
     image = Image.objects.get(name="pytorch-2")
@@ -42,7 +43,8 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
         job = Job.objects.create(
             name=name, owner=alice, project=vision, others_access="read_only", mode=mode,
             node_count=nodes, image=image, algorithm=algorithm, command=command,
-            output_path=f"outputs/alice/{name}", duration_hours=24, status=status, phase=phase,
+            output_path=f"{personal_folder(alice)}/outputs/{name}", duration_hours=24,
+            status=status, phase=phase,
             created_at=created, submitted_at=created,
             admitted_at=None if status == "queued" else created + timedelta(minutes=ended * 2),
             spec=spec if status != "queued" else None,

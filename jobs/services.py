@@ -18,6 +18,7 @@ from jobs.models import (
     SubTask,
 )
 from jobs.words import said
+from resources import storage
 
 JOB_FIELDS = (
     "name", "others_access", "job_type", "priority", "mode", "node_count", "ps_count",
@@ -46,6 +47,10 @@ def create_job(data: dict, *, user, project, form, cloned_from: Job | None = Non
         job.algorithm_read_only = bool(data.get("algorithm_read_only"))
         job.command = data.get("command", "")
     job.save()
+    if not job.output_path:
+        # A folder of its own by default: no job finds another's checkpoints by accident.
+        job.output_path = storage.job_output_folder(user, job.name, job.pk)
+        Job.objects.filter(pk=job.pk).update(output_path=job.output_path)
     JobSpecChoice.objects.bulk_create(
         JobSpecChoice(job=job, spec=spec, order=i) for i, spec in enumerate(data["specs"])
     )
@@ -83,9 +88,12 @@ def create_job(data: dict, *, user, project, form, cloned_from: Job | None = Non
     return job
 
 
-def initial_from_job(job: Job) -> dict:
-    """The form's data for a copy of ``job`` (clone, SPEC O3)."""
+def initial_from_job(job: Job, *, resume: bool = False) -> dict:
+    """The form's data for a copy of ``job`` (clone, SPEC O3). The copy writes to a new
+    folder of its own, unless ``resume``: then it continues in ``job``'s output folder, from
+    the checkpoints there — on purpose, never by accident."""
     initial = {name: getattr(job, name) for name in JOB_FIELDS}
+    initial["output_path"] = job.output_path if resume else ""
     for name in ("driver_version", "pool", "image"):
         initial[name] = getattr(job, f"{name}_id")
     initial.update(

@@ -15,24 +15,24 @@ README = (
 
 # kind, owner, name, project, storage path, others' access, versions, other fields
 ITEMS = [
-    ("dataset", "alice", "cifar10", "vision", "datasets/alice/cifar10", "read_only",
+    ("dataset", "alice", "cifar10", "vision", "users/alice/datasets/cifar10", "read_only",
      ["v1", "v2"], {"description": "60,000 32x32 colour images in 10 classes."}),
-    ("dataset", "bob", "imagenet-mini", "vision", "datasets/bob/imagenet-mini", "read_only",
+    ("dataset", "bob", "imagenet-mini", "vision", "users/bob/datasets/imagenet-mini", "read_only",
      ["v1"], {"description": "A 100-class sample of ImageNet."}),
     ("annotation dataset", "alice", "cifar10-labels", "vision",
-     "annotations/alice/cifar10-labels", "read_only", ["v1"],
+     "users/alice/annotations/cifar10-labels", "read_only", ["v1"],
      {"description": "Class labels of cifar10."}),
-    ("algorithm", "alice", "resnet-train", "vision", "algorithms/alice/resnet-train",
+    ("algorithm", "alice", "resnet-train", "vision", "users/alice/algorithms/resnet-train",
      "read_only", [], {"description": "Trains a ResNet on an image dataset."}),
     ("algorithm", "admin", "ddp-sample", None, "algorithms/ddp-sample", "read_only", [],
      {"description": "A PyTorch DistributedDataParallel example for every user."}),
     ("model", "admin", "resnet50", None, "models/pretrained/resnet50", "read_only", ["v1"],
      {"kind": "pretrained", "description": "ResNet-50 pretrained on ImageNet."}),
-    ("model", "alice", "cifar-resnet", "vision", "models/alice/cifar-resnet", "read_only",
+    ("model", "alice", "cifar-resnet", "vision", "users/alice/models/cifar-resnet", "read_only",
      ["v1"], {"kind": "private", "description": "ResNet-18 trained on cifar10 v2."}),
-    ("volume", "alice", "scratch", "vision", "volumes/alice/scratch", "none", [],
+    ("volume", "alice", "scratch", "vision", "users/alice/volumes/scratch", "none", [],
      {"size_gib": 20, "description": "alice's scratch space: caches and checkpoints."}),
-    ("volume", "bob", "team-share", "vision", "volumes/vision/team-share", "read_write", [],
+    ("volume", "bob", "team-share", "vision", "users/bob/volumes/team-share", "read_write", [],
      {"size_gib": 100, "description": "Shared by the Vision team: everyone may write here."}),
 ]  # fmt: skip
 FAVOURITES = [("alice", "dataset", "imagenet-mini", "bob")]  # who, kind, name, owner

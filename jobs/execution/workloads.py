@@ -6,7 +6,7 @@ from django.conf import settings
 
 from jobs.launch_request import plan_for
 from jobs.models import Job
-from resources import runtimes
+from resources import runtimes, storage
 from resources.backends.base import ReplicaSpec, Workload
 from resources.backends.local_runner_prepare import DEFAULT_PATH
 from resources.models import Allocation
@@ -46,6 +46,13 @@ def _worker_index(replica: str) -> int:
 def build(job: Job, number: int, subtask=None) -> Workload:
     """The workload of attempt ``number``; ValueError when the job cannot be launched as it
     is (no allocation, a plan the launch rules refuse)."""
+    try:
+        # Checked at submit, and again now: sharing may have been withdrawn meanwhile.
+        storage.check_writable(job.owner, job.output_path)
+    except storage.NotYours:
+        raise ValueError(
+            f"{job.owner.get_username()} may not write to the output folder {job.output_path}"
+        ) from None
     placed = placements(job)
     if not placed:
         raise ValueError("no node is reserved for the job")

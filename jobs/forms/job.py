@@ -10,6 +10,7 @@ from console.sharing import Access
 from console.widgets import speed_up_selects
 from jobs.forms import choices, rows, rules
 from jobs.models import JobType, Mode, PerformancePolicy, Priority
+from resources import storage
 
 CHECKBOXES = forms.CheckboxSelectMultiple(attrs={"class": "form-check-input"})
 NAME_HELP = _("Lowercase letters, digits and “-”; unique among your queued and running jobs.")
@@ -62,8 +63,10 @@ class JobForm(forms.Form):
         label=_("Volumes"), queryset=None, required=False, help_text=_("Mounted writable.")
     )
     output_path = forms.CharField(
-        label=_("Output path"), max_length=500,
-        help_text=_("Where the model is saved, in your storage; the job sees /workspace/outputs."),
+        label=_("Output path"), max_length=500, required=False,
+        help_text=_("Where the model is saved; the job sees it as /workspace/outputs. Empty: "
+                    "a new folder of this job's own. A folder you type must be yours (or a "
+                    "volume shared with you read-write)."),
     )  # fmt: skip
     mode = forms.ChoiceField(label=_("Distributed mode"), choices=Mode.choices, initial=Mode.SINGLE)
     accelerator_filter = forms.ModelMultipleChoiceField(
@@ -159,6 +162,11 @@ class JobForm(forms.Form):
         for name, field in self.fields.items():
             if name == "algorithm" or name.endswith("_algorithm") or name.endswith("_version"):
                 field.empty_label = _("— choose —")
+        self.fields["output_path"].widget.attrs.update(
+            placeholder=_("%(folder)s/<job name>-<id> (new)")
+            % {"folder": f"{storage.personal_folder(user)}/{storage.OUTPUTS}"},
+            spellcheck="false",
+        )
         speed_up_selects(self)
 
     # Rows ---------------------------------------------------------------------------------
@@ -235,7 +243,7 @@ class JobForm(forms.Form):
         return self.cleaned_data["command"].strip()
 
     def clean_output_path(self):
-        return rules.clean_relative_path(self.cleaned_data["output_path"])
+        return rules.clean_output_path(self.cleaned_data["output_path"], self.user)
 
     def clean(self):
         data = super().clean()

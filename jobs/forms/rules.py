@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 from django import forms
 from django.utils.translation import gettext as _
@@ -14,7 +13,9 @@ from jobs.forms import rows
 from jobs.models import Job, JobType, Mode, Priority
 from jobs.validation.command import check_command
 from jobs.validation.messages import describe
+from resources import storage
 from resources.models import VendorKind
+from resources.mounts import UnsafePath
 
 DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
@@ -33,14 +34,62 @@ def clean_name(name: str, user) -> str:
     return name
 
 
-def clean_relative_path(path: str) -> str:
+def clean_output_path(path: str, user) -> str:
+    """Empty: the job gets a new folder of its own. Otherwise a folder the user may write to
+    (their own storage, or a volume shared with them read-write), never someone else's."""
     path = path.strip()
-    parts = PurePosixPath(path).parts
-    if not path or path.startswith(("/", "~")) or ".." in parts:
+    if not path:
+        return ""
+    example = f"{storage.personal_folder(user)}/{storage.OUTPUTS}/resnet"
+    try:
+        return storage.check_writable(user, path)
+    except storage.NotYours as error:
+        raise forms.ValidationError(storage.refusal(user, error)) from None
+    except UnsafePath:
         raise forms.ValidationError(
-            _("Give a path inside your storage, such as outputs/resnet (no “..”, not absolute).")
-        )
-    return str(PurePosixPath(*parts))
+            _("Give a folder inside the storage, such as %(example)s (no “..”, not absolute), "
+              "or leave it empty for a new folder of this job's own.") % {"example": example}
+        ) from None  # fmt: skip
+
+
+def check_output_in_use(form, data) -> None:
+    """Two live jobs writing one folder overwrite each other's checkpoints."""
+    path = data.get("output_path")
+    if not path:
+        return
+    for job in Job.objects.live().exclude(output_path="").only("name", "output_path", "owner"):
+        if storage.overlap(job.output_path, path):
+            form.add_error(
+                "output_path",
+                _("Job %(name)s, queued or running, writes to %(path)s: two jobs in one folder "
+                  "overwrite each other's files. Pick another folder, or leave it empty for a "
+                  "new one.") % {"name": job.name, "path": job.output_path},
+            )  # fmt: skip
+            return
+
+
+def check_writes(form, data) -> None:
+    """Asking to mount something writable needs the right to write it (SPEC P): say so on
+    the row's read-only box rather than quietly mounting it read-only."""
+    wanted = []
+    if data.get("job_type") == JobType.BATCH:
+        for i in range(form.subtask_count):
+            field = rows.SUBTASKS.name(i, "algorithm_read_only")
+            wanted.append((data.get(rows.SUBTASKS.name(i, "algorithm")), field))
+    else:
+        wanted.append((data.get("algorithm"), "algorithm_read_only"))
+    for i in range(form.dataset_count):
+        version = data.get(rows.DATASETS.name(i, "version"))
+        wanted.append((getattr(version, "dataset", None), rows.DATASETS.name(i, "read_only")))
+    for item, field in wanted:
+        if item is None or data.get(field) or field in form.errors:
+            continue
+        if item.access_for(form.user) != Access.READ_WRITE:
+            form.add_error(
+                field,
+                _("You may only read “%(name)s” (%(owner)s's): mount it read-only.")
+                % {"name": item.name, "owner": item.owner.get_username()},
+            )
 
 
 def _command(form, field: str, value: str) -> None:
@@ -258,4 +307,6 @@ def check_all(form, data) -> None:
     check_placement(form, data)
     check_recovery(form, data)
     check_data(form, data)
+    check_writes(form, data)
+    check_output_in_use(form, data)
     check_access(form, data)

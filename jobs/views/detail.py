@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
@@ -19,6 +21,22 @@ from jobs.workspace import job_mounts
 DETAIL_QUERYSET = Job.objects.select_related(
     "owner", "project", "image", "algorithm", "driver_version", "pool", "spec"
 ).prefetch_related("spec_choices__spec__accelerator_model", "subtasks__algorithm")
+
+
+def continues_from(job: Job, user) -> Job | None:
+    """The latest earlier job (that ``user`` may see) whose output folder holds this job's:
+    this job finds its files, checkpoints included. Only ever on purpose (a path typed, or
+    a clone asked to resume), and the page says so."""
+    parts = PurePosixPath(job.output_path).parts
+    folders = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    return (
+        Job.objects.visible_to(user)
+        .filter(output_path__in=folders, created_at__lt=job.created_at)
+        .exclude(pk=job.pk)
+        .only("pk", "name")
+        .order_by("-created_at")
+        .first()
+    )
 
 
 @require_GET
@@ -50,6 +68,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "priorities": priorities,
             "attempts": job.attempts.select_related("subtask").order_by("-number"),
             "log": log_context(job, request),
+            "continues_from": continues_from(job, request.user),
             "usage": usage_context(job, request),
         },
     )

@@ -22,7 +22,6 @@ from jobs.services import create_job, initial_from_job
 def defaults(request: HttpRequest) -> dict:
     offered = limits.current().durations_hours
     return {
-        "output_path": f"outputs/{request.user.get_username()}",
         "duration_hours": next((h for h in offered if h >= 24), offered[-1]),
         "graceful_shutdown_seconds": 30,
         "node_count": 1,
@@ -38,18 +37,18 @@ def _quiet(form: JobForm) -> JobForm:
     return form
 
 
-def _render(request, form, *, status=200, fragment="content", cloned_from=None):
+def _render(request, form, *, status=200, fragment="content", cloned_from=None, resume=False):
     return render_page(
         request,
         "jobs/job_form.html",
-        {"form": form, "cloned_from": cloned_from},
+        {"form": form, "cloned_from": cloned_from, "resume": resume},
         fragment=fragment,
         status=status,
         only_fragment=fragment == "form_body",
     )
 
 
-def _form_page(request: HttpRequest, initial: dict, cloned_from=None) -> HttpResponse:
+def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=False) -> HttpResponse:
     user, project = request.user, request.project
     if request.method == "POST":
         action = request.POST.get("row_action")
@@ -72,7 +71,10 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None) -> HttpRes
         messages.error(request, _("The job was not created: see the fields marked below."))
         return _render(request, form, status=422, cloned_from=cloned_from)
     return _render(
-        request, JobForm(initial=initial, user=user, project=project), cloned_from=cloned_from
+        request,
+        JobForm(initial=initial, user=user, project=project),
+        cloned_from=cloned_from,
+        resume=resume,
     )
 
 
@@ -95,7 +97,9 @@ def job_form_refresh(request: HttpRequest) -> HttpResponse:
 @login_required
 def job_clone(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may_change = get_job_for_user(request.user, pk)
-    return _form_page(request, {**defaults(request), **initial_from_job(job)}, cloned_from=job)
+    resume = request.GET.get("resume") == "1"
+    initial = {**defaults(request), **initial_from_job(job, resume=resume)}
+    return _form_page(request, initial, cloned_from=job, resume=resume)
 
 
 @require_http_methods(["GET", "POST"])

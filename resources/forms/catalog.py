@@ -11,12 +11,13 @@ from django.utils.translation import gettext_lazy as _
 from console import limits
 from console.models import Project
 from console.sharing import Access
+from resources import storage
 from resources.catalog_kinds import Kind
 from resources.models import TrainedModel
 from resources.mounts import UnsafePath, clean_storage_path, is_folder_name, storage_source
 
 PATH_ERRORS = {
-    "empty": _("Enter a folder under the storage root, e.g. “datasets/cifar10”."),
+    "empty": _("Enter a folder under the storage root, e.g. “users/<you>/datasets/cifar10”."),
     "absolute": _("Use a path relative to the storage root: no leading “/” or “~”."),
     "parent": _("“..” is not allowed: the path must stay under the storage root."),
     "outside": _("This path leads outside the storage root (through a symbolic link)."),
@@ -27,8 +28,10 @@ PATH_MAX = 500  # the model fields' length
 NAME_ERROR = _("Only letters, digits, “-”, “_” and “.”, and not “.” first.")
 
 
-def _clean_path(value: str) -> str:
-    """The canonical relative path, or a field error saying what is wrong with it."""
+def _clean_path(value: str, user) -> str:
+    """The canonical relative path, or a field error saying what is wrong with it. A folder
+    registered in the catalog opens it to others as the item's sharing says, so ``user`` must
+    be allowed to write there (see resources.storage)."""
     try:
         path = clean_storage_path(value)
         storage_source(path)
@@ -38,6 +41,10 @@ def _clean_path(value: str) -> str:
         raise forms.ValidationError(
             _("At most %(max)d characters, please."), params={"max": PATH_MAX}, code="max_length"
         )
+    try:
+        storage.check_writable(user, path)
+    except storage.NotYours as error:
+        raise forms.ValidationError(storage.refusal(user, error), code="not_yours") from None
     return path
 
 
@@ -95,7 +102,7 @@ class CatalogItemForm(BootstrapMixin, forms.ModelForm):
             "root": settings.STORAGE_ROOT
         }
         path.widget.attrs.update(
-            placeholder=f"{kind.slug}/{owner.get_username()}/my-{kind.model._meta.model_name}",
+            placeholder=f"{storage.personal_folder(owner)}/{kind.slug}/my-{kind.model._meta.model_name}",
             spellcheck="false",
         )
         if "kind" in self.fields and not user.is_staff:
@@ -143,7 +150,7 @@ class CatalogItemForm(BootstrapMixin, forms.ModelForm):
         return name
 
     def clean_path(self) -> str:
-        return _clean_path(self.cleaned_data["path"])
+        return _clean_path(self.cleaned_data["path"], self.user)
 
     def save(self, commit: bool = True):
         item = super().save(commit=False)
@@ -208,7 +215,7 @@ class VersionForm(BootstrapMixin, forms.ModelForm):
         # Without a name there is no default folder to offer, and the name's error suffices.
         if typed or name:
             try:
-                cleaned["path"] = _clean_path(typed or f"{self.item.path}/{name}")
+                cleaned["path"] = _clean_path(typed or f"{self.item.path}/{name}", self.item.owner)
             except forms.ValidationError as error:
                 self.add_error("path", error)
         return cleaned

@@ -88,13 +88,15 @@ def _submit(setup, name: str, lines: int, pause: float):
 
     from jobs import hooks, permissions
     from jobs.models import Job, JobSpecChoice
+    from resources.storage import personal_folder
 
     user, project, spec, image, algorithm = setup
     with transaction.atomic():
         job = Job.objects.create(
             name=name, owner=user, project=project, image=image, algorithm=algorithm,
             command=f"python3 /workspace/algorithm/tick.py {lines} {pause}",
-            output_path="outputs", duration_hours=1, graceful_shutdown_seconds=1,
+            output_path=f"{personal_folder(user)}/outputs/{name}", duration_hours=1,
+            graceful_shutdown_seconds=1,
         )  # fmt: skip
         JobSpecChoice.objects.create(job=job, spec=spec, order=0)
         permissions.grant(job)

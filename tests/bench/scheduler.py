@@ -139,7 +139,7 @@ def prediction_page():
             "priority": "0",
             "algorithm": algorithm.pk,
             "command": "python t.py",
-            "output_path": "o",
+            "output_path": "",
             "mode": "pytorch",
             "specs": [specs[2].pk],
             "node_count": "4",

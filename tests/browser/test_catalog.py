@@ -73,7 +73,7 @@ def test_create_fix_and_delete(page, demo, password):
     page.shot("catalog-form-errors")
 
     page.page.fill("#id_name", "coco")
-    page.page.fill("#id_path", "datasets/alice/coco")
+    page.page.fill("#id_path", "users/alice/datasets/coco")
     page.page.click("main button[type=submit]")
     page.page.wait_for_url(re.compile(r"/catalog/datasets/\d+/$"))
     assert page.page.locator(".alert-success").is_visible()
@@ -82,7 +82,7 @@ def test_create_fix_and_delete(page, demo, password):
     page.page.click("main button[type=submit]")
     page.page.wait_for_url(re.compile(r"/catalog/datasets/\d+/$"))
     assert page.page.inner_text("[data-testid=mount-target]") == "/workspace/dataset/private/coco"
-    assert "datasets/alice/coco/v1" in page.page.inner_text("[data-testid=versions]")
+    assert "users/alice/datasets/coco/v1" in page.page.inner_text("[data-testid=versions]")
     page.shot("catalog-detail")
 
     page.page.click("[data-testid=actions] >> text=Delete")

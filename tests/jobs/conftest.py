@@ -74,7 +74,7 @@ def job_post(inventory, catalog):
             "algorithm": catalog["algorithm"].pk,
             "algorithm_read_only": "on",
             "command": "python /workspace/algorithm/train.py",
-            "output_path": "outputs/alice",
+            "output_path": "",
             "mode": "single",
             "specs": [inventory["cpu"].pk],
             "node_count": "1",

@@ -7,6 +7,7 @@ import factory
 from console.sharing import Access
 from jobs import permissions
 from jobs.models import Job, JobSpecChoice
+from resources import storage
 from tests.factories import ProjectFactory, UserFactory
 from tests.resources.catalog_factories import AlgorithmFactory
 from tests.resources.factories import ImageFactory, NodeSpecFactory
@@ -28,7 +29,9 @@ class JobFactory(factory.django.DjangoModelFactory):
         project=factory.SelfAttribute("..project"),
     )
     command = "python /workspace/algorithm/train.py"
-    output_path = "outputs/test"
+    output_path = factory.LazyAttribute(
+        lambda job: f"{storage.personal_folder(job.owner)}/outputs/{job.name}"
+    )
     duration_hours = 24
 
     @factory.post_generation

@@ -216,7 +216,7 @@ def test_submitting_through_the_page_runs_the_job_on_the_real_worker(
             "priority": "0",
             "algorithm": algorithm.pk,
             "command": "python3 /workspace/algorithm/t.py",
-            "output_path": "o",
+            "output_path": "",
             "mode": "tensorflow",
             "specs": [spec(a100, 4).pk],
             "node_count": "2",

@@ -61,8 +61,8 @@ def test_form_renders_for_a_member(as_alice, inventory, catalog):
         ({"node_count": "3"}, "node_count", "single-node job runs on one node"),
         ({"ps_count": "2", "mode": "pytorch"}, "ps_count", "TensorFlow jobs only"),
         ({"priority": "2"}, "priority", "Select a valid choice"),
-        ({"output_path": "../../etc"}, "output_path", "inside your storage"),
-        ({"output_path": "/abs"}, "output_path", "inside your storage"),
+        ({"output_path": "../../etc"}, "output_path", "inside the storage"),
+        ({"output_path": "/abs"}, "output_path", "inside the storage"),
         ({"specs": None}, "specs", "required"),
         ({"duration_hours": "5"}, "duration_hours", "Select a valid choice"),
         (

@@ -23,7 +23,7 @@ def item_data(**overrides) -> dict:
         "description": "Common objects",
         "project": "",
         "others_access": Access.READ_ONLY,
-        "path": "datasets/coco",
+        "path": "users/alice/datasets/coco",
     }
     data.update(overrides)
     return data
@@ -46,7 +46,11 @@ class TestCreate:
         dataset = Dataset.objects.get(name="coco")
         assert response.status_code == 302
         assert response["Location"] == f"/catalog/datasets/{dataset.pk}/"
-        assert (dataset.owner, dataset.project, dataset.path) == (alice, vision, "datasets/coco")
+        assert (dataset.owner, dataset.project, dataset.path) == (
+            alice,
+            vision,
+            "users/alice/datasets/coco",
+        )
 
     @pytest.mark.parametrize("slug", list(KINDS))
     def test_every_kind(self, client, alice, vision, slug):
@@ -106,11 +110,11 @@ class TestCreate:
 class TestEdit:
     def test_owner_edits(self, client, alice, vision, shelf):
         client.force_login(alice)
-        data = item_data(name="cifar-10", project=vision.pk, path="d/cifar-10")
+        data = item_data(name="cifar-10", project=vision.pk, path="users/alice/d/cifar-10")
         response = client.post(f"/catalog/datasets/{shelf['cifar'].pk}/edit/", data)
         assert response.status_code == 302
         shelf["cifar"].refresh_from_db()
-        assert (shelf["cifar"].name, shelf["cifar"].path) == ("cifar-10", "d/cifar-10")
+        assert (shelf["cifar"].name, shelf["cifar"].path) == ("cifar-10", "users/alice/d/cifar-10")
         assert shelf["cifar"].owner == alice
 
     def test_admin_edits_and_the_owner_stays(self, client, admin, alice, vision, shelf):
@@ -167,8 +171,8 @@ class TestAddVersion:
         for slug in ("models", "annotations"):
             item = make_item(slug, owner=alice, project=vision)
             url = f"/catalog/{slug}/{item.pk}/versions/new/"
-            assert client.post(url, {"name": "v9", "path": "x/v9"}).status_code == 302
-            assert item.versions.get(name="v9").path == "x/v9"
+            assert client.post(url, {"name": "v9", "path": "users/alice/x/v9"}).status_code == 302
+            assert item.versions.get(name="v9").path == "users/alice/x/v9"
 
     def test_errors_keep_what_was_typed(self, client, alice, shelf):
         client.force_login(alice)

@@ -17,6 +17,7 @@ from tests.resources.catalog_factories import (
     DatasetFactory,
     DatasetVersionFactory,
     TrainedModelFactory,
+    VolumeFactory,
 )
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +34,7 @@ def item_form(slug="datasets", *, user, owner=None, instance=None, **data):
         "description": "",
         "project": "",
         "others_access": Access.READ_ONLY,
-        "path": "datasets/coco",
+        "path": "users/alice/datasets/coco",
         "size_gib": "10",
         "kind": TrainedModel.Kind.PRIVATE,
     }
@@ -71,7 +72,7 @@ class TestNames:
         assert not form.is_valid()
         assert form.errors["name"] == ["alice already has a dataset named “Coco”."]
         # Another owner, or another kind, may use the name.
-        assert item_form(user=bob, project=vision.pk).is_valid()
+        assert item_form(user=bob, project=vision.pk, path="users/bob/coco").is_valid()
         assert item_form("algorithms", user=alice, project=vision.pk).is_valid()
 
     def test_editing_keeps_its_own_name(self, alice, vision):
@@ -89,7 +90,11 @@ class TestNames:
 class TestStoragePaths:
     @pytest.mark.parametrize(
         ("typed", "stored"),
-        [("datasets/coco", "datasets/coco"), ("./a//b/", "a/b"), (" team/x ", "team/x")],
+        [
+            ("users/alice/datasets/coco", "users/alice/datasets/coco"),
+            ("./users//alice/b/", "users/alice/b"),
+            (" users/alice/x ", "users/alice/x"),
+        ],
     )
     def test_stored_in_canonical_form(self, alice, vision, typed, stored):
         form = item_form(user=alice, project=vision.pk, path=typed)
@@ -209,7 +214,8 @@ class TestVersions:
 
     def test_typed_path_is_cleaned(self, alice, vision):
         dataset = DatasetFactory(owner=alice, project=vision)
-        assert version_form(dataset, name="v1", path="x//v1/").save().path == "x/v1"
+        saved = version_form(dataset, name="v1", path="users/alice/x//v1/").save()
+        assert saved.path == "users/alice/x/v1"
 
     def test_each_kind_with_versions(self, alice, vision):
         labels = AnnotationSetFactory(owner=alice, project=vision)
@@ -254,3 +260,38 @@ def test_factories_are_valid_for_every_kind(alice, vision):
         path=algorithm.path,
     )
     assert form.is_valid(), form.errors
+
+
+class TestOwnership:
+    """A folder registered in the catalog opens it to others: only where one may write."""
+
+    def test_another_users_folder_is_refused_with_whose_it_is(self, bob, vision):
+        form = item_form(user=bob, project=vision.pk, path="users/alice/checkpoints")
+        assert form.errors["path"] == [
+            "This folder belongs to alice: you may not write there. Pick a folder in your "
+            "own storage, users/bob/…, or in a volume shared with you read-write."
+        ]
+
+    def test_a_read_only_share_is_no_licence_to_register_it(self, alice, bob, vision):
+        DatasetFactory(
+            owner=alice, project=vision, name="cifar", path="users/alice/cifar",
+            others_access=Access.READ_ONLY,
+        )  # fmt: skip
+        form = item_form(user=bob, project=vision.pk, path="users/alice/cifar/v1")
+        assert "“cifar” (alice's) is shared with you read-only" in form.errors["path"][0]
+
+    def test_inside_a_volume_shared_read_write(self, alice, bob, vision):
+        VolumeFactory(
+            owner=alice, project=vision, name="team", path="users/alice/team",
+            others_access=Access.READ_WRITE,
+        )  # fmt: skip
+        assert item_form(user=bob, project=vision.pk, path="users/alice/team/data").is_valid()
+
+    def test_platform_folders_are_for_admins(self, alice, admin):
+        assert "Only platform admins" in item_form(user=alice, path="datasets/x").errors["path"][0]
+        assert item_form(user=admin, path="datasets/x").is_valid()
+
+    def test_a_version_lands_where_the_item_owner_may_write(self, alice, vision):
+        dataset = DatasetFactory(owner=alice, project=vision, path="users/alice/d")
+        assert version_form(dataset, name="v2").is_valid()
+        assert "path" in version_form(dataset, name="v3", path="users/bob/v3").errors

@@ -108,7 +108,7 @@ def test_unwritable_storage_is_logged_not_fatal(
 
 
 def test_seeding_again_changes_nothing(seeded, settings, admin, lead, alice, bob, charlie):
-    readme = settings.STORAGE_ROOT / "datasets/alice/cifar10/v1/README.txt"
+    readme = settings.STORAGE_ROOT / "users/alice/datasets/cifar10/v1/README.txt"
     readme.write_text("edited by alice")
     before = {model: model.objects.count() for model in MODELS}
     users = {"admin": admin, "lead": lead, "alice": alice, "bob": bob, "charlie": charlie}
