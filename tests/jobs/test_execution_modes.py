@@ -94,7 +94,9 @@ def test_an_mpi_job_runs_every_rank_under_openmpi(alice, vision, run_cluster):
         "rank.py",
         """
         import os
-        print("rank", os.environ["OMPI_COMM_WORLD_RANK"], "of", os.environ["OMPI_COMM_WORLD_SIZE"])
+        # One write per line: both ranks share the log, and unbuffered prints interleave.
+        rank, size = os.environ["OMPI_COMM_WORLD_RANK"], os.environ["OMPI_COMM_WORLD_SIZE"]
+        os.write(1, f"rank {rank} of {size}\\n".encode())
         """,
     )
     admit_and_launch()
