@@ -40,6 +40,12 @@ def contains(folder: str, path: str) -> bool:
     return inner[: len(outer)] == outer
 
 
+def enclosing_folders(path: str) -> list[str]:
+    """``path`` and every folder above it: "a/b/c" -> ["a", "a/b", "a/b/c"]."""
+    parts = PurePosixPath(path).parts
+    return ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+
+
 def overlap(first: str, second: str) -> bool:
     """Whether writing to one folder may write into the other (equal or nested)."""
     return contains(first, second) or contains(second, first)
@@ -91,9 +97,7 @@ def _items_containing(path: str) -> list:
         Volume,
     )
 
-    # Every folder that would contain the path: the path itself and each of its parents.
-    parts = PurePosixPath(path).parts
-    folders = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    folders = enclosing_folders(path)
     found = []
     for model in (Algorithm, AnnotationSet, Dataset, TrainedModel, Volume):
         found += model.objects.filter(path__in=folders).select_related("owner", "project")

@@ -83,6 +83,19 @@ def admin(db):
     return UserFactory(username="admin", is_staff=True, is_superuser=True)
 
 
+@pytest.fixture
+def actors(alice, bob, lead, charlie, admin):
+    """Every kind of actor SPEC P tells apart, around things alice owns in vision."""
+    return {
+        "owner": alice,
+        "member": bob,
+        "lead": lead,
+        "outsider": charlie,
+        "admin": admin,
+        "anonymous": None,
+    }
+
+
 @pytest.fixture(scope="session")
 def celery_session_worker(django_db_setup, django_db_blocker):
     """A real Celery worker (in a thread of this process) on the real broker.

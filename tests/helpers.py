@@ -66,3 +66,13 @@ def start_worker_process(*pool: str) -> subprocess.Popen:
          "--loglevel", "WARNING"],
         cwd=ROOT, env=env, start_new_session=True,
     )  # fmt: skip
+
+
+def check_answer(response, want, ok: int) -> None:
+    """``want`` is "ok" (then ``ok`` is the status), "login" or a refusal's status code."""
+    if want == "login":
+        assert response.status_code == 302 and response["Location"].startswith("/login/")
+    elif want == "ok":
+        assert response.status_code == ok, response.status_code
+    else:
+        assert response.status_code == int(want), response.status_code

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
@@ -17,6 +15,7 @@ from jobs.prediction import describe_blockers
 from jobs.queue_words import word_jobs
 from jobs.views.runs import log_context, usage_context
 from jobs.workspace import job_mounts
+from resources import storage
 
 DETAIL_QUERYSET = Job.objects.select_related(
     "owner", "project", "image", "algorithm", "driver_version", "pool", "spec"
@@ -27,11 +26,12 @@ def continues_from(job: Job, user) -> Job | None:
     """The latest earlier job (that ``user`` may see) whose output folder holds this job's:
     this job finds its files, checkpoints included. Only ever on purpose (a path typed, or
     a clone asked to resume), and the page says so."""
-    parts = PurePosixPath(job.output_path).parts
-    folders = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
     return (
         Job.objects.visible_to(user)
-        .filter(output_path__in=folders, created_at__lt=job.created_at)
+        .filter(
+            output_path__in=storage.enclosing_folders(job.output_path),
+            created_at__lt=job.created_at,
+        )
         .exclude(pk=job.pk)
         .only("pk", "name")
         .order_by("-created_at")

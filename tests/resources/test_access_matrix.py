@@ -23,6 +23,7 @@ import pytest
 from console.sharing import Access
 from resources.catalog_kinds import KINDS
 from resources.models import ResourcePool
+from tests.helpers import check_answer
 from tests.resources.catalog_factories import make_item
 from tests.resources.factories import ResourcePoolFactory
 
@@ -31,27 +32,6 @@ pytestmark = pytest.mark.django_db
 ROLES = ("owner", "member", "lead", "outsider", "admin", "anonymous")
 SHARING = tuple(Access)
 LOGIN = "login"
-
-
-@pytest.fixture
-def actors(alice, bob, lead, charlie, admin):
-    return {
-        "owner": alice,
-        "member": bob,
-        "lead": lead,
-        "outsider": charlie,
-        "admin": admin,
-        "anonymous": None,
-    }
-
-
-def _check(response, want, ok: int) -> None:
-    if want == LOGIN:
-        assert response.status_code == 302 and response["Location"].startswith("/login/")
-    elif want == "ok":
-        assert response.status_code == ok, response.status_code
-    else:
-        assert response.status_code == want, response.status_code
 
 
 # --- catalog items ---------------------------------------------------------------------------
@@ -114,7 +94,7 @@ def test_catalog_matrix(client, actors, vision, slug, endpoint, role, sharing):
         f"/catalog/{slug}/{item.pk}/{endpoint.suffix}", endpoint.data
     )
     want = catalog_expected(role, sharing, endpoint.kind)
-    _check(response, want, endpoint.ok)
+    check_answer(response, want, endpoint.ok)
     if endpoint.effect:
         model = KINDS[slug].model
         happened = {
@@ -149,7 +129,7 @@ def test_pool_matrix(client, actors, vision, endpoint, role, allowed):
         client.force_login(actors[role])
     response = getattr(client, method)(path.format(pk=pool.pk), data)
     want = LOGIN if role == "anonymous" else "ok" if role == "admin" else 403
-    _check(response, want, ok)
+    check_answer(response, want, ok)
     retired = ResourcePool.objects.get(pk=pool.pk).retired_at is not None
     assert retired == (name == "retire" and want == "ok")
 
