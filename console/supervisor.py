@@ -160,6 +160,9 @@ def main() -> None:
 
     children = Children()
     try:
+        if not os.environ.get("DEMO_MODE", "").strip():
+            # `make run` is a demo, unless it serves production.
+            os.environ["DEMO_MODE"] = "0" if config.env_bool("PRODUCTION", False) else "1"
         port = config.env_int("PORT", 8000, low=1, high=65535)
         var_dir = Path(config.env_str("VAR_DIR") or BASE_DIR / "var").resolve()
         var_dir.mkdir(parents=True, exist_ok=True)
