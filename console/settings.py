@@ -212,6 +212,19 @@ AXES_LOCKOUT_CALLABLE = "console.login.locked_out"
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 
+# Writes a user can repeat quickly, per user: COUNT/SECONDS (console/ratelimit.py).
+RATE_LIMITS = {
+    kind: config.env_rate(f"RATE_LIMIT_{kind.upper()}", default)
+    for kind, default in {
+        "priority": (20, 60),
+        "job_change": (30, 60),
+        "submit": (20, 60),
+        "devenv": (10, 60),
+        "catalog": (60, 60),
+        "settings": (60, 60),
+    }.items()
+}
+
 # django-guardian: no anonymous user row; outsiders simply have no permissions.
 ANONYMOUS_USER_NAME = None
 GUARDIAN_RENDER_403 = False

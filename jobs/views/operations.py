@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from console.htmx import render_page
+from console.ratelimit import rate_limited
 from jobs import operations
 from jobs.models import DevEnvironment
 from jobs.permissions import get_job_for_user
@@ -31,6 +32,7 @@ def _refused(request, job, exc: operations.NotApplicable) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("job_change")
 def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     if request.method == "GET":
@@ -44,6 +46,7 @@ def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("job_change")
 def job_delete(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     if request.method == "GET":
@@ -56,6 +59,7 @@ def job_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["POST"])
 @login_required
+@rate_limited("job_change")
 def job_duration(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     try:
@@ -70,6 +74,7 @@ def job_duration(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["POST"])
 @login_required
+@rate_limited("priority")
 def job_priority(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     try:
@@ -83,6 +88,7 @@ def job_priority(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("devenv")
 def job_devenv(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk)
     if request.method == "GET":

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console.htmx import render_page
 from console.models import Membership, Role
+from console.ratelimit import rate_limited
 from jobs import operations
 from jobs.models import Job, JobPrediction, Priority
 from jobs.queue_words import word_jobs
@@ -102,6 +103,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
+@rate_limited("priority")
 def queue_priority(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.select_related("project"), pk=pk)
     if not leads(request.user, job.project):
