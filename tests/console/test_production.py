@@ -98,3 +98,17 @@ def test_the_secure_settings_reach_the_responses(client, settings):
     secure = client.get("/login/", headers={"X-Forwarded-Proto": "https"})
     assert secure.status_code == 200
     assert secure["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
+
+
+def test_every_variable_is_documented(settings):
+    """Each variable settings.py reads is in .env.example and README.md."""
+    import re
+
+    source = (ROOT / "console" / "settings.py").read_text()
+    read = set(re.findall(r'config\.env_\w+\(\s*"([A-Z_]+)"', source))
+    read |= {f"RATE_LIMIT_{kind.upper()}" for kind in settings.RATE_LIMITS}
+    assert {"PRODUCTION", "CLIENT_IP_HEADER", "SECURE_HSTS_SECONDS"} <= read
+    example = (ROOT / ".env.example").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert sorted(name for name in read if f"# {name}=" not in example) == []
+    assert sorted(name for name in read if f"`{name}`" not in readme) == []
