@@ -34,7 +34,7 @@ install: $(STAMP)
 	@$(PY) -m console.catalogues
 
 run: install
-	DEMO_MODE=$${DEMO_MODE:-1} $(PY) -m console.supervisor
+	$(PY) -m console.supervisor
 
 lint: install
 	$(PY) -m ruff check .

@@ -1,6 +1,10 @@
 from django.contrib import admin
 
+from console.login import AdminLoginForm
 from console.models import Membership, PlatformSetting, Project, SettingChange
+
+# The admin's login checks the username's length like the console's (see console/login.py).
+admin.site.login_form = AdminLoginForm
 
 
 class MembershipInline(admin.TabularInline):

@@ -8,6 +8,7 @@ inside Django or Celery.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -62,6 +63,55 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw.strip() == "":
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+HEADER_NAME = re.compile(r"[A-Za-z0-9]+(-[A-Za-z0-9]+)*")
+
+
+def env_header(name: str, default: str = "") -> str | None:
+    """An HTTP header named in the environment, as Django's ``request.META`` key
+    (``X-Forwarded-For`` -> ``HTTP_X_FORWARDED_FOR``); None when unset or "off"."""
+    raw = env_str(name, default)
+    if raw.lower() in {"", "off", "none"}:
+        return None
+    if not HEADER_NAME.fullmatch(raw):
+        raise ConfigError(name, f"expected a header name such as X-Forwarded-For, got {raw!r}")
+    return "HTTP_" + raw.upper().replace("-", "_")
+
+
+def env_origins(name: str) -> list[str]:
+    """Origins such as ``https://console.example.com`` (Django refuses them without a scheme)."""
+    origins = env_list(name, [])
+    for origin in origins:
+        if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
+            raise ConfigError(
+                name, f"expected origins such as https://console.example.com, got {origin!r}"
+            )
+    return origins
+
+
+def env_rate(name: str, default: tuple[int, int]) -> tuple[int, int]:
+    """A rate limit written ``COUNT/SECONDS``, e.g. ``30/60``: at most 30 in each minute."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    match = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", raw)
+    if match is None:
+        raise ConfigError(name, f"expected COUNT/SECONDS such as 30/60, got {raw!r}")
+    count, seconds = int(match[1]), int(match[2])
+    if count < 1 or seconds < 1:
+        raise ConfigError(name, f"expected a count and seconds of at least 1, got {raw!r}")
+    return count, seconds
+
+
+def check_secret_key(name: str, key: str) -> str:
+    """Django's own rule for a key fit for production: long and not repetitive."""
+    if len(key) < 50 or len(set(key)) < 5 or key.startswith("django-insecure-"):
+        raise ConfigError(
+            name, "too weak for production: use at least 50 random characters "
+            "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))')"
+        )  # fmt: skip
+    return key
 
 
 @dataclass(frozen=True)

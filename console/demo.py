@@ -23,7 +23,12 @@ USERS = [
 
 
 def seed(log, **_seeded) -> dict:
-    """Create what is missing; leave what exists (and any changed password) alone."""
+    """Create what is missing; leave what exists (and any changed password) alone.
+
+    With demo mode off, a demo account that still has the demo password loses it (an
+    unusable password): turning demo mode off disables the known logins at the next start.
+    Login refuses that password outside demo mode too (console.login.PasswordBackend).
+    """
     from django.conf import settings
     from django.contrib.auth import get_user_model
 
@@ -36,6 +41,7 @@ def seed(log, **_seeded) -> dict:
             slug=slug, defaults={"name": name, "description": description}
         )
     users = {}
+    disabled = []
     for username, first_name, admin, roles in USERS:
         user, created = User.objects.get_or_create(
             username=username,
@@ -52,6 +58,10 @@ def seed(log, **_seeded) -> dict:
             else:
                 user.set_unusable_password()
             user.save()
+        elif not settings.DEMO_MODE and user.check_password(DEMO_PASSWORD):
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            disabled.append(username)
         for slug, role in roles.items():
             Membership.objects.get_or_create(
                 project=projects[slug], user=user, defaults={"role": role}
@@ -60,6 +70,8 @@ def seed(log, **_seeded) -> dict:
     if settings.DEMO_MODE:
         log(f"Demo accounts: {', '.join(name for name, *_ in USERS)} (password {DEMO_PASSWORD!r})")
     else:
+        if disabled:
+            log(f"DEMO_MODE is off: disabled the demo password of {', '.join(disabled)}")
         log(
             "Demo accounts exist without passwords (DEMO_MODE is off): set them with changepassword"
         )

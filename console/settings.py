@@ -14,15 +14,22 @@ from console import config, embedded
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(config.env_str("VAR_DIR") or BASE_DIR / "var").resolve()
 
+# One switch for a console served to a cluster's users over HTTPS behind a reverse proxy:
+# it turns on the secure defaults below (each still overridable) and refuses what would be
+# unsafe there. README.md, "Production", lists what to set with it.
+PRODUCTION = config.env_bool("PRODUCTION", False)
 DEBUG = config.env_bool("DEBUG", False)
-# Demo mode gives the demo accounts the password "demo" (see manage.py seed_demo).
+if PRODUCTION and DEBUG:
+    raise config.ConfigError("DEBUG", "must be off in production (PRODUCTION=1)")
+# Demo mode gives the demo accounts the password "demo" (see console/demo.py); with it off
+# that password logs nobody in.
 DEMO_MODE = config.env_bool("DEMO_MODE", False)
 
 
 def _secret_key() -> str:
     key = config.env_str("SECRET_KEY")
     if key:
-        return key
+        return config.check_secret_key("SECRET_KEY", key) if PRODUCTION else key
     # Without one in the environment, keep a generated key under var/ so that sessions
     # survive a restart of `make run`.
     path = VAR_DIR / "secret_key"
@@ -35,7 +42,31 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = config.env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
-CSRF_TRUSTED_ORIGINS = config.env_list("CSRF_TRUSTED_ORIGINS", [])
+if PRODUCTION and not config.env_str("ALLOWED_HOSTS"):
+    raise config.ConfigError(
+        "ALLOWED_HOSTS", "required in production: the host names users reach the console by"
+    )
+CSRF_TRUSTED_ORIGINS = config.env_origins("CSRF_TRUSTED_ORIGINS")
+
+# HTTPS. The console runs behind a reverse proxy that ends TLS and says so in a header
+# (SECURE_PROXY_SSL_HEADER, which the proxy must set on every request, overwriting what a
+# client sent); without it the SSL redirect would loop.
+SECURE_SSL_REDIRECT = config.env_bool("SECURE_SSL_REDIRECT", PRODUCTION)
+_ssl_header = config.env_header(
+    "SECURE_PROXY_SSL_HEADER", "X-Forwarded-Proto" if PRODUCTION else ""
+)
+SECURE_PROXY_SSL_HEADER = (_ssl_header, "https") if _ssl_header else None
+SESSION_COOKIE_SECURE = config.env_bool("SESSION_COOKIE_SECURE", PRODUCTION)
+CSRF_COOKIE_SECURE = config.env_bool("CSRF_COOKIE_SECURE", PRODUCTION)
+LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# A year of HSTS, for subdomains too, preload allowed: what `check --deploy` asks for.
+SECURE_HSTS_SECONDS = config.env_int("SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0, low=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = config.env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = config.env_bool("SECURE_HSTS_PRELOAD", PRODUCTION)
+# Where the client's address is, behind a proxy: e.g. X-Forwarded-For, of which the last
+# TRUSTED_PROXY_COUNT entries were added by our own proxies (see console/login.py).
+CLIENT_IP_HEADER = config.env_header("CLIENT_IP_HEADER")
+TRUSTED_PROXY_COUNT = config.env_int("TRUSTED_PROXY_COUNT", 1, low=1, high=10)
 
 # With no server named, start the embedded ones (a real PostgreSQL and Redis under var/).
 EMBEDDED_SERVICES = embedded.ensure_services(VAR_DIR)
@@ -131,7 +162,8 @@ MIDDLEWARE = [
 
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, refusing the demo password outside demo mode.
+    "console.login.PasswordBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
 
@@ -166,13 +198,32 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
 
-# Login throttling: five failures for one username from one address lock that pair out.
+# Login throttling (console/login.py): five failures for one username from one address
+# lock that pair out; twenty for one username from any addresses lock the username out.
 AXES_FAILURE_LIMIT = config.env_int("LOGIN_FAILURE_LIMIT", 5, low=1, high=100)
+LOGIN_USERNAME_FAILURE_LIMIT = config.env_int("LOGIN_USERNAME_FAILURE_LIMIT", 20, low=1, high=1000)
 AXES_COOLOFF_TIME = timedelta(minutes=config.env_int("LOGIN_COOLOFF_MINUTES", 15, low=1))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# In this order: LoginAttempts reads the counts as (pair, username).
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "username"]
+AXES_HANDLER = "console.login.LoginAttempts"
+AXES_CLIENT_IP_CALLABLE = "console.login.client_ip"
+AXES_USERNAME_CALLABLE = "console.login.attempted_username"
+AXES_LOCKOUT_CALLABLE = "console.login.locked_out"
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
+
+# Writes a user can repeat quickly, per user: COUNT/SECONDS (console/ratelimit.py).
+RATE_LIMITS = {
+    kind: config.env_rate(f"RATE_LIMIT_{kind.upper()}", default)
+    for kind, default in {
+        "priority": (20, 60),
+        "job_change": (30, 60),
+        "submit": (20, 60),
+        "devenv": (10, 60),
+        "catalog": (60, 60),
+        "settings": (60, 60),
+    }.items()
+}
 
 # django-guardian: no anonymous user row; outsiders simply have no permissions.
 ANONYMOUS_USER_NAME = None

@@ -8,13 +8,13 @@ names. Ctrl-C (or SIGTERM) stops the three and then the embedded servers.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 from console import config, embedded
@@ -122,17 +122,34 @@ class Children:
                 os.killpg(proc.pid, signal.SIGKILL)
 
 
+def _as_the_proxy() -> dict[str, str]:
+    """Headers of a request as the reverse proxy sends it in production: a host the
+    console serves, and HTTPS if it insists on it (else the answer is a redirect)."""
+    from django.conf import settings
+
+    hosts = [host for host in settings.ALLOWED_HOSTS if "*" not in host and host[:1] != "."]
+    headers = {"Host": hosts[0] if hosts else "127.0.0.1"}
+    if settings.SECURE_PROXY_SSL_HEADER:
+        meta, value = settings.SECURE_PROXY_SSL_HEADER
+        headers[meta.removeprefix("HTTP_").replace("_", "-").title()] = value
+    return headers
+
+
 def wait_for_web(port: int, children: Children, timeout: float = 60) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if children.exited():
             return False
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=2) as reply:
-                if reply.status == 200:
-                    return True
+            connection.request("GET", "/login/", headers=_as_the_proxy())
+            if connection.getresponse().status < 500:
+                return True
         except OSError:
-            time.sleep(0.3)
+            pass
+        finally:
+            connection.close()
+        time.sleep(0.3)
     return False
 
 
@@ -160,6 +177,9 @@ def main() -> None:
 
     children = Children()
     try:
+        if not os.environ.get("DEMO_MODE", "").strip():
+            # `make run` is a demo, unless it serves production.
+            os.environ["DEMO_MODE"] = "0" if config.env_bool("PRODUCTION", False) else "1"
         port = config.env_int("PORT", 8000, low=1, high=65535)
         var_dir = Path(config.env_str("VAR_DIR") or BASE_DIR / "var").resolve()
         var_dir.mkdir(parents=True, exist_ok=True)

@@ -2,13 +2,16 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from console.login import LoginForm
 from console.views import limits, pages
 
 urlpatterns = [
     path("", pages.dashboard, name="dashboard"),
     path(
         "login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        auth_views.LoginView.as_view(
+            authentication_form=LoginForm, redirect_authenticated_user=True
+        ),
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

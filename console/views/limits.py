@@ -13,12 +13,14 @@ from console import limits
 from console.access import staff_required
 from console.htmx import render_page
 from console.models import SettingChange
+from console.ratelimit import rate_limited
 
 HISTORY_SHOWN = 20
 
 
 @require_http_methods(["GET", "POST"])
 @staff_required
+@rate_limited("settings")
 def settings_page(request: HttpRequest) -> HttpResponse:
     form_class = limits.settings_form_class()
     if request.method == "POST":

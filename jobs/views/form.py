@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from console import limits
 from console.htmx import render_page
+from console.ratelimit import rate_limited
 from jobs import prediction
 from jobs.forms.job import JobForm
 from jobs.forms.rows import apply_row_action
@@ -80,6 +81,7 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=Fal
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("submit")
 def job_new(request: HttpRequest) -> HttpResponse:
     return _form_page(request, defaults(request))
 
@@ -95,6 +97,7 @@ def job_form_refresh(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("submit")
 def job_clone(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may_change = get_job_for_user(request.user, pk)
     resume = request.GET.get("resume") == "1"
@@ -104,6 +107,7 @@ def job_clone(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("submit")
 def job_from_devenv(request: HttpRequest, pk: int) -> HttpResponse:
     env = get_devenv_for_user(request.user, pk)
     initial = {

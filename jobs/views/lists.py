@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_tables2 import RequestConfig
 
 from console.htmx import render_page
+from console.ratelimit import rate_limited
 from jobs import operations
 from jobs.filtersets import JobFilter
 from jobs.models import Job, JobGroupObjectPermission, JobSpecChoice, JobType
@@ -67,6 +68,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
+@rate_limited("job_change")
 def bulk_delete(request: HttpRequest) -> HttpResponse:
     ids = [int(value) for value in request.POST.getlist("ids") if value.isdigit()]
     jobs = list(annotated_jobs(request.user).filter(pk__in=ids))

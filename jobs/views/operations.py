@@ -9,14 +9,18 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
+from console import names
 from console.htmx import render_page
+from console.ratelimit import rate_limited
 from jobs import operations
 from jobs.models import DevEnvironment
 from jobs.permissions import get_devenv_for_user, get_job_for_user
 
 
-def _confirm(request, job, action: str, **context) -> HttpResponse:
-    return render_page(request, "jobs/confirm.html", {"job": job, "action": action, **context})
+def _confirm(request, job, action: str, *, status: int = 200, **context) -> HttpResponse:
+    return render_page(
+        request, "jobs/confirm.html", {"job": job, "action": action, **context}, status=status
+    )
 
 
 def _done(request, job, text: str) -> HttpResponse:
@@ -31,6 +35,7 @@ def _refused(request, job, exc: operations.NotApplicable) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("job_change")
 def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     if request.method == "GET":
@@ -44,6 +49,7 @@ def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("job_change")
 def job_delete(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     if request.method == "GET":
@@ -56,6 +62,7 @@ def job_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["POST"])
 @login_required
+@rate_limited("job_change")
 def job_duration(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     try:
@@ -70,6 +77,7 @@ def job_duration(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["POST"])
 @login_required
+@rate_limited("priority")
 def job_priority(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     try:
@@ -83,11 +91,18 @@ def job_priority(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("devenv")
 def job_devenv(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk)
+    # A job's name has at most 40 characters too: shorten it before the suffix.
+    suggested = f"{job.name[: names.DNS_LABEL.max_length - 4]}-dev"
     if request.method == "GET":
-        return _confirm(request, job, "devenv", suggested=f"{job.name}-dev"[:40])
-    name = request.POST.get("name", "").strip()[:40] or f"{job.name}-dev"[:40]
+        return _confirm(request, job, "devenv", suggested=suggested)
+    typed = request.POST.get("name", "")
+    name = typed.strip() or suggested
+    problem = names.DNS_LABEL.problem(name)
+    if problem:
+        return _confirm(request, job, "devenv", suggested=typed, name_error=problem, status=422)
     env = operations.devenv_from_job(job, request.user, name)
     messages.success(request, _("Development environment %(name)s created.") % {"name": name})
     return redirect(env)

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from console.htmx import render_page
+from console.ratelimit import rate_limited
 from jobs import operations
 from jobs.models import Job, JobPrediction, Priority
 from jobs.permissions import get_job_for_user
@@ -100,6 +101,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
+@rate_limited("priority")
 def queue_priority(request: HttpRequest, pk: int) -> HttpResponse:
     """O7 from the queue page: the same right as on the job's page (SPEC P: read-write)."""
     job, _may = get_job_for_user(request.user, pk, change=True)

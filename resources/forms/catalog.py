@@ -8,13 +8,20 @@ from django.core.validators import MinValueValidator
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from console import limits
+from console import limits, names
 from console.models import Project
 from console.sharing import Access
 from resources import storage
 from resources.catalog_kinds import Kind
 from resources.models import TrainedModel
-from resources.mounts import UnsafePath, clean_storage_path, is_folder_name, storage_source
+from resources.mounts import (
+    FOLDER_NAME,
+    FOLDER_NAME_MAX,
+    UnsafePath,
+    clean_storage_path,
+    is_folder_name,
+    storage_source,
+)
 
 PATH_ERRORS = {
     "empty": _("Enter a folder under the storage root, e.g. “users/<you>/datasets/cifar10”."),
@@ -25,7 +32,13 @@ PATH_ERRORS = {
     "invalid": _("Backslashes and control characters are not allowed in a path."),
 }
 PATH_MAX = 500  # the model fields' length
-NAME_ERROR = _("Only letters, digits, “-”, “_” and “.”, and not “.” first.")
+# Item and version names become folder names in jobs (resources/mounts.py).
+FOLDER = names.NameRule(
+    FOLDER_NAME,
+    FOLDER_NAME_MAX,
+    _("Up to %(max)d characters: letters, digits, “-”, “_” and “.”, not beginning with “.” "
+      "(no spaces or “/”): it becomes a folder name in jobs."),
+)  # fmt: skip
 
 
 def _clean_path(value: str, user) -> str:
@@ -51,7 +64,7 @@ def _clean_path(value: str, user) -> str:
 def _clean_name(value: str) -> str:
     name = value.strip()
     if not is_folder_name(name):
-        raise forms.ValidationError(NAME_ERROR, code="invalid")
+        raise forms.ValidationError(FOLDER.problem(name), code="invalid")
     return name
 
 
@@ -94,7 +107,7 @@ class CatalogItemForm(BootstrapMixin, forms.ModelForm):
             "Letters, digits, “-”, “_” and “.”; unique among your %(kinds)s. "
             "It becomes a folder name in the job."
         ) % {"kinds": kind.title.lower()}
-        self.fields["name"].widget.attrs.update(autocomplete="off", spellcheck="false")
+        FOLDER.apply(self.fields["name"])
         self._setup_project()
         self._setup_access()
         path = self.fields["path"]
@@ -191,7 +204,7 @@ class VersionForm(BootstrapMixin, forms.ModelForm):
             "For example “v2”: letters, digits, “-”, “_” and “.”. Jobs mounting others' "
             "items see it as a folder name."
         )
-        self.fields["name"].widget.attrs.update(autocomplete="off", spellcheck="false")
+        FOLDER.apply(self.fields["name"])
         self.fields["path"].help_text = _(
             "Relative to the storage root. Leave empty for a folder named after the version "
             "inside the item's folder (%(path)s/…)."

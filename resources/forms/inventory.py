@@ -8,6 +8,7 @@ from pathlib import Path
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from console import names
 from console.models import Project
 from resources import runtimes
 from resources.models import (
@@ -23,19 +24,36 @@ from resources.models import (
 CHECKBOXES = forms.CheckboxSelectMultiple(attrs={"class": "form-check-input"})
 
 
-class AcceleratorModelForm(forms.ModelForm):
+class NameRules:
+    """Each name field checked by the rule for what that name becomes (console/names.py)."""
+
+    name_rules: dict[str, names.NameRule] = {}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, rule in self.name_rules.items():
+            rule.apply(self.fields[name])
+
+
+class AcceleratorModelForm(NameRules, forms.ModelForm):
+    # Matched against the model a node's labels report.
+    name_rules = {"name": names.LABEL_VALUE}
+
     class Meta:
         model = AcceleratorModel
         fields = ["name", "kind", "memory_gib"]
 
 
-class DriverVersionForm(forms.ModelForm):
+class DriverVersionForm(NameRules, forms.ModelForm):
+    # Matched against the driver version a node's labels report.
+    name_rules = {"version": names.LABEL_VALUE}
+
     class Meta:
         model = DriverVersion
         fields = ["kind", "version"]
 
 
-class CapacityFields(forms.ModelForm):
+class CapacityFields(NameRules, forms.ModelForm):
     """CPU in cores and memory in GiB on the form; millicores and MiB in the database."""
 
     cpu = forms.DecimalField(
@@ -65,6 +83,8 @@ class CapacityFields(forms.ModelForm):
 
 
 class NodeSpecForm(CapacityFields):
+    name_rules = {"name": names.LABEL_VALUE}
+
     class Meta:
         model = NodeSpec
         fields = ["name", "cpu", "memory_gib", "accelerator_model", "boards", "description"]
@@ -75,6 +95,8 @@ class NodeSpecForm(CapacityFields):
 
 class NodeForm(CapacityFields):
     """A node entered by hand (the backends' nodes are edited with NodeSettingsForm)."""
+
+    name_rules = {"name": names.NODE_NAME}
 
     class Meta:
         model = Node
@@ -101,7 +123,9 @@ class NodeSettingsForm(forms.ModelForm):
         self.fields["pool"].queryset = ResourcePool.objects.live()
 
 
-class ResourcePoolForm(forms.ModelForm):
+class ResourcePoolForm(NameRules, forms.ModelForm):
+    # The value of the pool label (KUBERNETES_POOL_LABEL) on the pool's nodes.
+    name_rules = {"name": names.LABEL_VALUE}
     projects = forms.ModelMultipleChoiceField(
         label=_("Projects allowed"), queryset=Project.objects.all(), required=False,
         widget=CHECKBOXES,
@@ -112,7 +136,8 @@ class ResourcePoolForm(forms.ModelForm):
         fields = ["name", "description", "projects"]
 
 
-class ImageForm(forms.ModelForm):
+class ImageForm(NameRules, forms.ModelForm):
+    name_rules = {"name": names.LABEL_VALUE, "reference": names.IMAGE_REFERENCE}
     scopes = forms.MultipleChoiceField(
         label=_("Scopes"), choices=Image.Scope.choices, widget=CHECKBOXES
     )

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console.htmx import render_page
 from console.models import Project
+from console.ratelimit import rate_limited
 from console.sharing import Access
 from resources import mounts
 from resources.catalog_kinds import KINDS, Kind
@@ -145,6 +146,7 @@ def detail(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
 
 @require_POST
 @login_required
+@rate_limited("catalog")
 def favourite(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
     """Set (not toggle) the favourite state the button showed, so a double submit is harmless."""
     if not kind.favouritable:
@@ -194,6 +196,7 @@ def _form_page(request, kind: Kind, form, *, item=None, title: str, status: int)
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("catalog")
 def create(request: HttpRequest, kind: Kind) -> HttpResponse:
     form_class = item_form_class(kind)
     options = {"kind": kind, "user": request.user, "owner": request.user}
@@ -212,6 +215,7 @@ def create(request: HttpRequest, kind: Kind) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("catalog")
 def edit(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
     item = get_item(request, kind, pk, change=True)
     form_class = item_form_class(kind)
@@ -232,6 +236,7 @@ def edit(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("catalog")
 def add_version(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
     if not kind.versioned:
         raise Http404
@@ -261,6 +266,7 @@ def add_version(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
+@rate_limited("catalog")
 def delete(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
     item = get_item(request, kind, pk, change=True)
     if request.method == "POST":

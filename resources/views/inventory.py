@@ -18,6 +18,7 @@ from django.views.decorators.http import require_http_methods
 
 from console.access import staff_required
 from console.htmx import render_page
+from console.ratelimit import rate_limited
 from resources import hooks
 from resources.forms import inventory as forms
 from resources.models import (
@@ -117,6 +118,7 @@ def inventory_list(request: HttpRequest, kind: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @staff_required
+@rate_limited("settings")
 def inventory_edit(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResponse:
     spec = _kind(kind)
     obj = get_object_or_404(spec.model, pk=pk) if pk else None
@@ -139,6 +141,7 @@ def inventory_edit(request: HttpRequest, kind: str, pk: int | None = None) -> Ht
 
 @require_http_methods(["GET", "POST"])
 @staff_required
+@rate_limited("settings")
 def inventory_retire(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     spec = _kind(kind)
     obj = get_object_or_404(spec.model, pk=pk, retired_at__isnull=True)

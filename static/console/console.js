@@ -1,7 +1,15 @@
 // The console's own behaviour. Pages work without it; it only makes them smoother.
-document.addEventListener("htmx:responseError", () => {
+document.addEventListener("htmx:responseError", (event) => {
   const messages = document.getElementById("messages");
   if (!messages) return;
+  // A refusal the server words itself (429: too many changes) brings its own messages.
+  const answer = new DOMParser()
+    .parseFromString(event.detail.xhr?.responseText ?? "", "text/html")
+    .getElementById("messages");
+  if (answer?.children.length) {
+    messages.replaceChildren(...answer.children);
+    return;
+  }
   const alert = document.createElement("div");
   alert.className = "alert alert-danger";
   alert.setAttribute("role", "alert");

@@ -104,3 +104,24 @@ def test_read_only_member_sees_no_edit(page, demo, password):
     page.goto(f"/catalog/datasets/{cifar.pk}/edit/")
     assert page.page.get_by_role("heading", name="You may not do this").is_visible()
     page.errors.clear()
+
+
+def test_a_star_clicked_too_often_says_why(page, demo, password, settings):
+    """Over the rate limit, an htmx click shows the server's words, not a generic failure."""
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "catalog": (1, 600)}
+    log_in(page, "alice", password)
+    page.goto("/catalog/datasets/")
+    cifar = Dataset.objects.get(name="cifar10")
+    star = page.page.locator(f"[data-testid=favourite-{cifar.pk}] button")
+    star.click()
+    page.page.wait_for_selector(f"[data-testid=favourite-{cifar.pk}] button[aria-pressed=true]")
+    star.click()
+    alert = page.page.locator("#messages .alert-danger")
+    alert.wait_for()
+    assert "Too many catalog changes: at most 1 every 600 seconds" in alert.inner_text()
+    assert all("429" in error for error in page.errors), page.errors
+    page.errors.clear()  # Chromium and htmx log the 429 reply as a failed request
+    # Nothing changed: the star is still on.
+    assert star.get_attribute("aria-pressed") == "true"
+    assert cifar.favourited_by.filter(username="alice").exists()
+    page.shot("rate-limited-star")

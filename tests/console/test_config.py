@@ -101,3 +101,44 @@ class TestScalars:
         assert config.env_list("L", []) == ["a", "b", "c"]
         monkeypatch.delenv("L")
         assert config.env_list("L", ["d"]) == ["d"]
+
+
+class TestProductionReaders:
+    def test_header(self, monkeypatch):
+        monkeypatch.setenv("H", "X-Forwarded-For")
+        assert config.env_header("H") == "HTTP_X_FORWARDED_FOR"
+        for off in ("off", "none", ""):
+            monkeypatch.setenv("H", off)
+            assert config.env_header("H", "X-Real-IP") is None
+        monkeypatch.delenv("H")
+        assert config.env_header("H", "X-Real-IP") == "HTTP_X_REAL_IP"
+        monkeypatch.setenv("H", "X_Forwarded:For")
+        with pytest.raises(ConfigError, match="H: expected a header name"):
+            config.env_header("H")
+
+    def test_origins(self, monkeypatch):
+        monkeypatch.setenv("O", "https://a.example.com, http://b:8000")
+        assert config.env_origins("O") == ["https://a.example.com", "http://b:8000"]
+        for bad in ("a.example.com", "https://a.example.com/path"):
+            monkeypatch.setenv("O", bad)
+            with pytest.raises(ConfigError, match="O: expected origins"):
+                config.env_origins("O")
+
+    def test_rate(self, monkeypatch):
+        assert config.env_rate("R", (3, 4)) == (3, 4)
+        monkeypatch.setenv("R", " 30 / 60 ")
+        assert config.env_rate("R", (3, 4)) == (30, 60)
+        for bad in ("30", "30/", "x/60", "²/60", "-1/60"):
+            monkeypatch.setenv("R", bad)
+            with pytest.raises(ConfigError, match="R: expected COUNT/SECONDS"):
+                config.env_rate("R", (3, 4))
+        monkeypatch.setenv("R", "0/60")
+        with pytest.raises(ConfigError, match="at least 1"):
+            config.env_rate("R", (3, 4))
+
+    def test_secret_key(self):
+        key = "k" * 10 + "abcdefghij" * 4
+        assert config.check_secret_key("S", key) == key
+        for weak in ("short", "a" * 60, "django-insecure-" + "abcdefghij" * 5):
+            with pytest.raises(ConfigError, match="S: too weak"):
+                config.check_secret_key("S", weak)

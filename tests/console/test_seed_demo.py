@@ -66,3 +66,25 @@ def test_the_demo_jobs_run_the_sample_program(settings):
     image = Image.objects.get(name=runtimes.DEMO_IMAGE)
     made = runtimes.is_ready(runtimes.default_folder())
     assert image.local_runtime == (str(runtimes.default_folder()) if made else "")
+
+
+def test_turning_demo_mode_off_disables_the_demo_password(settings, rf):
+    settings.DEMO_MODE = True
+    call_command("seed_demo", stdout=io.StringIO())
+    User = get_user_model()
+    alice = User.objects.get(username="alice")
+    alice.set_password("my own secret")
+    alice.save()
+    settings.DEMO_MODE = False
+    out = io.StringIO()
+    call_command("seed_demo", stdout=out)
+    assert "disabled the demo password of admin, lead, bob, charlie" in out.getvalue()
+    for name in ("admin", "lead", "bob", "charlie"):
+        assert not User.objects.get(username=name).has_usable_password()
+        assert not authenticate(rf.post("/login/"), username=name, password="demo")
+    # A password the user chose is theirs: left alone.
+    assert authenticate(rf.post("/login/"), username="alice", password="my own secret")
+    # Demo mode on again: the disabled accounts get the demo password back.
+    settings.DEMO_MODE = True
+    call_command("seed_demo", stdout=io.StringIO())
+    assert authenticate(rf.post("/login/"), username="bob", password="demo")

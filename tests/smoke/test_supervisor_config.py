@@ -23,6 +23,7 @@ from tests.smoke.conftest import ROOT, free_port
         ({"CELERY_BROKER_URL": "ftp://x"}, "error: CELERY_BROKER_URL: expected a redis://"),
         ({"PORT": "eighty"}, "error: PORT: expected a whole number"),
         ({"DEMO_MODE": "perhaps"}, "error: DEMO_MODE: expected true or false"),
+        ({"PRODUCTION": "1"}, "error: ALLOWED_HOSTS: required in production"),
     ],
 )
 def test_bad_value_is_one_clear_line(supervisor_env, supervisor_argv, variables, expected):
