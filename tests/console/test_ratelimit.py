@@ -99,9 +99,9 @@ def test_another_user_is_not_affected(client, alice_job, bob, vision):
     assert priority_events(bobs) == 3
 
 
-def test_the_queue_page_counts_as_priority_changes_too(client, alice_job, lead, settings):
+def test_the_queue_page_counts_as_priority_changes_too(client, alice_job, alice, settings):
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "priority": (3, 60)}
-    client.force_login(lead)
+    client.force_login(alice)
     codes = [
         client.post(f"/queue/{alice_job.pk}/priority/", {"priority": n % 2}).status_code
         for n in range(1, 6)
