@@ -291,6 +291,11 @@ RUNS_DIR = Path(config.env_str("RUNS_DIR") or VAR_DIR / "runs").resolve()
 RUNTIMES_DIR = Path(config.env_str("RUNTIMES_DIR") or VAR_DIR / "runtimes").resolve()
 # A job whose peers are not all reachable after this many seconds fails (seed 002).
 PEER_TIMEOUT_SECONDS = config.env_int("PEER_TIMEOUT_SECONDS", 60, low=5)
+# Each console user's jobs run as user JOB_UID_BASE + their id, with the groups
+# JOB_GID_BASE + project id of their projects (resources/identity.py): above the machine's
+# own users and groups.
+JOB_UID_BASE = config.env_int("JOB_UID_BASE", 200000, low=1000, high=2**31 - 2**22)
+JOB_GID_BASE = config.env_int("JOB_GID_BASE", 300000, low=1000, high=2**31 - 2**22)
 # How often running jobs' CPU, memory and accelerator use is sampled for the charts.
 USAGE_SECONDS = config.env_int("USAGE_SECONDS", 10, low=1)
 # Kubernetes: a kubeconfig file (default: in-cluster config, then ~/.kube/config).

@@ -6,7 +6,7 @@ from django.conf import settings
 
 from jobs.launch_request import plan_for
 from jobs.models import Job
-from resources import runtimes, storage
+from resources import identity, runtimes, storage
 from resources.backends.base import ReplicaSpec, Workload
 from resources.backends.local_runner_prepare import DEFAULT_PATH
 from resources.models import Allocation
@@ -96,5 +96,6 @@ def build(job: Job, number: int, subtask=None) -> Workload:
         graceful_seconds=job.graceful_shutdown_seconds,
         wait_for_peers=plan.wait_for_peers,
         peer_timeout_seconds=settings.PEER_TIMEOUT_SECONDS,
+        run_as=identity.run_as_for(job.owner),
     )
     return workload

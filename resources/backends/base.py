@@ -109,6 +109,19 @@ class ReplicaSpec:
         return f"{self.role} {self.index}"
 
 
+@dataclass(frozen=True)
+class RunAs:
+    """Who a workload's processes are: the job owner's own identity, the same on every
+    backend (locally a user of this machine; on Kubernetes ``runAsUser``, ``runAsGroup``,
+    ``fsGroup`` and ``supplementalGroups``). ``groups``: the groups of the owner's projects.
+    """
+
+    uid: int
+    gid: int
+    groups: tuple[int, ...] = ()
+    name: str = ""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Workload:
     """Everything one attempt of a job runs. ``id`` is unique per attempt ("job-42-1").
@@ -118,10 +131,12 @@ class Workload:
     ``graceful_seconds``: between SIGTERM and SIGKILL when the workload ends on its own (a
     replica failed, or the awaited ones succeeded and the peers are stopped); a stop request
     brings its own. ``workdir_name``: the folder the backend keeps its files in (default: id).
+    ``run_as``: whose processes they are (None: the backend's own unprivileged default).
     """
 
     id: str
     replicas: tuple[ReplicaSpec, ...]
+    run_as: RunAs | None = None
     graceful_seconds: int = 30
     wait_for_peers: bool = False
     peer_timeout_seconds: int = 60

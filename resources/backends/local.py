@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import platform
 import re
+from pathlib import Path
 
 from django.conf import settings
 
@@ -91,9 +92,11 @@ class LocalBackend:
     @property
     def runner(self) -> LocalRunner:
         # One runner per runs folder: the setting may change (tests), the backend is cached.
-        root = settings.RUNS_DIR
-        if self._runner is None or self._runner.root != root.resolve():
-            self._runner = LocalRunner(root)
+        root, storage = settings.RUNS_DIR, settings.STORAGE_ROOT
+        hidden = (str(root.resolve()), str(Path(storage).resolve()))
+        if self._runner is None or self._runner.hidden != hidden:
+            # Isolated jobs see neither other jobs' folders nor storage they do not mount.
+            self._runner = LocalRunner(root, hidden=(storage,))
         return self._runner
 
     _runner: LocalRunner | None = None

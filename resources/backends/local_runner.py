@@ -49,6 +49,7 @@ from functools import cached_property
 from pathlib import Path
 
 from resources.backends import local_runner_host as host
+from resources.backends import local_runner_isolation as isolation
 from resources.backends.base import (
     BackendError,
     RecoveredWorkload,
@@ -78,8 +79,17 @@ LOST = "its supervisor ended unexpectedly (killed, or the machine ran out of mem
 
 
 class LocalRunner:
-    def __init__(self, root: Path | str, *, registry: Path = host.ADDRESS_REGISTRY):
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        registry: Path = host.ADDRESS_REGISTRY,
+        hidden: tuple[Path | str, ...] = (),
+    ):
         self.root = Path(root).resolve()
+        # What an isolated job must not see: the runs folder itself, and what the backend
+        # adds (the storage root); see local_runner_isolation.
+        self.hidden = tuple(dict.fromkeys(str(Path(p).resolve()) for p in (self.root, *hidden)))
         if not SHELL_SAFE_PATH.fullmatch(str(self.root)):
             # Rewritten paths end up inside commands such as bash -c "cd /workspace && ...".
             raise ValueError(f"the runs folder must be a plain path (no spaces): {self.root}")
@@ -87,8 +97,25 @@ class LocalRunner:
 
     @cached_property
     def user(self) -> host.JobUser | None:
-        """Who the jobs run as (looked up, or created, at the first submit)."""
+        """Who jobs without an identity of their own run as (looked up, or created, once)."""
         return host.job_user()
+
+    def user_of(self, workload: Workload) -> host.JobUser | None:
+        """Who ``workload``'s processes are: its owner's identity (as root), else the
+        runner's default. A console not running as root cannot switch users at all."""
+        if workload.run_as is None or os.geteuid() != 0:
+            return self.user
+        run_as = workload.run_as
+        try:
+            return host.identity_user(
+                run_as.uid, run_as.gid, tuple(run_as.groups), run_as.name or f"job-{run_as.uid}"
+            )
+        except OSError as error:
+            raise BackendError(f"cannot run as {run_as.name or run_as.uid}: {error}") from None
+
+    def isolates(self, workload: Workload) -> bool:
+        """Jobs with an identity of their own get a mount namespace of their own."""
+        return workload.run_as is not None and isolation.supported()
 
     # --- submit ------------------------------------------------------------------------------
 
@@ -99,15 +126,20 @@ class LocalRunner:
         host.make_dirs(self.root)
         if (folder / "workload.json").exists():
             return self._same(folder, record)
-        blocked = host.unreachable_ancestor(folder, self.user)
+        user = self.user_of(workload)
+        isolated = self.isolates(workload)
+        blocked = host.unreachable_ancestor(folder, user)
         if blocked is not None:
             raise BackendError(f"the job user cannot enter {blocked}: it needs o+x")
-        prepare_sources(workload, self.user)
+        prepare_sources(workload, user, isolated=isolated)
         staging = self.root / f".staging-{workload.workdir_name}-{uuid.uuid4().hex[:8]}"
         block = host.reserve_block(str(folder), self.registry)
         try:
             host.make_dirs(staging)
-            launch = lay_out(workload, folder=folder, staging=staging, block=block, user=self.user)
+            launch = lay_out(
+                workload, folder=folder, staging=staging, block=block, user=user,
+                hidden=self.hidden if isolated else None,
+            )  # fmt: skip
             host.write_json(staging / "workload.json", record, 0o600)
             host.write_json(staging / "launch.json", launch, 0o600)
             host.write_json(staging / "state.json", pending_state(workload))

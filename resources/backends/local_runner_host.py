@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import grp
 import itertools
 import json
 import os
@@ -183,6 +184,7 @@ class JobUser:
     name: str
     uid: int
     gid: int
+    groups: tuple[int, ...] = ()
 
 
 def job_user() -> JobUser | None:
@@ -208,6 +210,45 @@ def job_user() -> JobUser | None:
     return JobUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
 
 
+IDENTITY_LOCK = Path("/tmp/console-local-identities.lock")
+
+
+def identity_user(uid: int, gid: int, groups: tuple[int, ...], name: str) -> JobUser:
+    """A console user's own identity as a user of this machine (root only), created once.
+
+    The numbers are the console's (resources.identity); names only make ``id`` and ``ls``
+    readable, and OpenMPI and getpass want a passwd entry. Another account already holding
+    the number would share files and signals with the job: that is refused, not papered over.
+    """
+    with locked(_identity_lock()):
+        for number, group_name in ((gid, name), *((g, f"console-g{g}") for g in groups)):
+            try:
+                grp.getgrgid(number)
+            except KeyError:
+                _run("groupadd", "--gid", str(number), group_name)
+        try:
+            entry = pwd.getpwuid(uid)
+        except KeyError:
+            _run("useradd", "--uid", str(uid), "--gid", str(gid), "--no-create-home",
+                 "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name)  # fmt: skip
+            entry = pwd.getpwuid(uid)
+    if entry.pw_name != name:
+        raise OSError(errno.EEXIST, f"user number {uid} belongs to {entry.pw_name!r}, not {name}")
+    return JobUser(name, uid, gid, tuple(groups))
+
+
+def _identity_lock() -> Path:
+    if not IDENTITY_LOCK.exists():
+        IDENTITY_LOCK.touch()
+    return IDENTITY_LOCK
+
+
+def _run(*argv: str) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise OSError(f"{argv[0]} failed: {done.stderr.strip() or done.returncode}")
+
+
 def unreachable_ancestor(path: Path, user: JobUser | None) -> Path | None:
     """The first folder on the way to ``path`` that ``user`` may not enter, if any."""
     if user is None:
@@ -216,7 +257,7 @@ def unreachable_ancestor(path: Path, user: JobUser | None) -> Path | None:
         info = folder.stat()
         if info.st_uid == user.uid:
             bit = stat.S_IXUSR
-        elif info.st_gid == user.gid:
+        elif info.st_gid == user.gid or info.st_gid in user.groups:
             bit = stat.S_IXGRP
         else:
             bit = stat.S_IXOTH
@@ -244,6 +285,27 @@ def give_to(path: Path, user: JobUser | None) -> None:
     """Make a folder we created the job's own (its workspace, home, tmp)."""
     if user is not None:
         os.chown(path, user.uid, user.gid)
+
+
+def open_source(source: Path, *, read_only: bool) -> None:
+    """Permissions of a mount source for a job that runs in its own mount namespace
+    (local_runner_isolation): only the jobs that mount it see it at all, and a read-only
+    mount is read-only whatever the modes, so the modes only have to let any job identity
+    in — read for every mount, write for writable ones. Nothing changes owner, so two jobs
+    of different users may share a volume at once."""
+    for entry in _tree(source):
+        info = entry.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            continue
+        mode = info.st_mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+        if not read_only:
+            mode |= stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+        if stat.S_ISDIR(info.st_mode) or info.st_mode & stat.S_IXUSR:
+            mode |= stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+        if stat.S_ISDIR(info.st_mode) and not read_only:
+            mode |= stat.S_ISVTX  # like /tmp: one user's job cannot delete another's files
+        if stat.S_IMODE(mode) != stat.S_IMODE(info.st_mode):
+            os.chmod(entry, stat.S_IMODE(mode))
 
 
 def prepare_source(source: Path, user: JobUser | None, *, read_only: bool) -> None:

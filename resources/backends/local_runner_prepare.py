@@ -65,9 +65,10 @@ def check_workload(workload: Workload) -> None:
                 raise ValueError(f"file {path} would be written into a mount")
 
 
-def prepare_sources(workload: Workload, user: host.JobUser | None) -> None:
+def prepare_sources(workload: Workload, user: host.JobUser | None, *, isolated: bool) -> None:
     """Every mount source exists (a writable one is made if missing: a batch sub-task's
-    outputs folder), the job user can reach it, and its permissions say its mode."""
+    outputs folder), the job user can reach it, and its permissions say its mode (isolated
+    jobs: only let any job identity in; see local_runner_isolation)."""
     read_only: dict[str, bool] = {}
     for replica in workload.replicas:
         for source, _target, ro in replica.mounts:
@@ -81,7 +82,10 @@ def prepare_sources(workload: Workload, user: host.JobUser | None) -> None:
         blocked = host.unreachable_ancestor(path, user)
         if blocked is not None:
             raise BackendError(f"the job user cannot enter {blocked} (for {source})")
-        host.prepare_source(path, user, read_only=ro)
+        if isolated:
+            host.open_source(path, read_only=ro)
+        else:
+            host.prepare_source(path, user, read_only=ro)
 
 
 def lay_out(
@@ -91,9 +95,11 @@ def lay_out(
     staging: Path,
     block: tuple[int, int],
     user: host.JobUser | None,
+    hidden: tuple[str, ...] | None = None,
 ) -> dict:
     """Each replica's folder, and what the supervisor runs: argv and environment with
-    in-container paths and host names rewritten for this machine."""
+    in-container paths and host names rewritten for this machine. With ``hidden`` (the
+    folders isolated jobs must not see), each replica says what its namespace shows."""
     replicas = workload.replicas
     addresses = [replica_address(block, i) for i in range(len(replicas))]
     names = [(r.name, r.aliases) for r in replicas]
@@ -143,8 +149,20 @@ def lay_out(
             address=addresses[position],
             marker=(host.MARKER, str(folder)),
         )
+        isolation = None
+        if hidden is not None and user is not None:
+            sources = sorted({str(Path(m[0]).resolve()): m[2] for m in replica.mounts}.items())
+            isolation = {
+                "hidden": list(hidden),
+                "binds": [[real_dir, False], *([s, ro] for s, ro in sources)],
+                "uid": user.uid,
+                "gid": user.gid,
+                "groups": [user.gid, *user.groups],
+                "cwd": f"{real_dir}/workspace",
+            }
         launch_replicas.append(
             {
+                "isolation": isolation,
                 "name": replica.name,
                 "label": replica.label,
                 "dir": real_dir,
@@ -164,7 +182,7 @@ def lay_out(
         "graceful_seconds": workload.graceful_seconds,
         "wait_for_peers": workload.wait_for_peers,
         "peer_timeout_seconds": workload.peer_timeout_seconds,
-        "user": {"uid": user.uid, "gid": user.gid} if user else None,
+        "user": {"uid": user.uid, "gid": user.gid, "groups": list(user.groups)} if user else None,
         "replicas": launch_replicas,
     }
 

@@ -30,6 +30,7 @@ from resources.backends.local_runner_host import (
     signal_group,
     write_json,
 )
+from resources.backends.local_runner_isolation import isolate
 
 TICK = 0.05  # seconds between looks at the replicas: a stop is acted on within this
 KILL_WAIT = 5.0  # after SIGKILL, how long a process stuck in the kernel may delay the end
@@ -163,7 +164,15 @@ class Supervisor:
 
     def spawn(self, replica: Replica, spec: dict, log: int) -> int | None:
         user = self.launch.get("user")
-        as_user = {"user": user["uid"], "group": user["gid"], "extra_groups": []} if user else {}
+        plan = spec.get("isolation")
+        if plan:
+            # The namespace is made as root, then the child becomes the job's identity.
+            as_user = {"preexec_fn": lambda: _isolate(plan)}
+        elif user:
+            groups = user.get("groups", [])
+            as_user = {"user": user["uid"], "group": user["gid"], "extra_groups": groups}
+        else:
+            as_user = {}
         try:
             process = subprocess.Popen(
                 spec["argv"],
@@ -176,6 +185,10 @@ class Supervisor:
                 umask=0o022,
                 **as_user,
             )
+        except subprocess.SubprocessError:
+            reason = "could not isolate the job from the others (see its log)"
+            self.ended(replica, 126, reason=reason)
+            return None
         except OSError as error:
             # The shells' convention: 127 when there is no such program, 126 when it cannot
             # be executed. Said in the log too, where the user looks first.
@@ -216,7 +229,7 @@ class Supervisor:
             os.chdir(spec["cwd"])
             user = self.launch.get("user")
             if user:
-                os.setgroups([])
+                os.setgroups(user.get("groups", []))
                 os.setgid(user["gid"])
                 os.setuid(user["uid"])
             server = socket.create_server((spec["address"], spec["peer_port"]), backlog=64)
@@ -371,6 +384,15 @@ class Supervisor:
                 if skip_groups and os.getpgid(process.pid) in skip_groups:
                     continue
                 process.send_signal(signum)
+
+
+def _isolate(plan: dict) -> None:
+    """In the replica's child, before exec: say why on its log (its stderr) if it fails."""
+    try:
+        isolate(plan)
+    except BaseException as error:
+        os.write(2, f"console: could not isolate the job: {error}\n".encode())
+        raise
 
 
 def main(argv: list[str]) -> int:
