@@ -12,8 +12,11 @@ How it stands in for a cluster, and why:
 * Paths and hosts are rewritten into argv, environment and files before the start (see
   local_runner_layout): one loopback address per replica, a folder per replica as its ``/``.
   MPI launchers get ``localhost slots=<all>`` and start every rank in the entry replica.
-* Users: as root, jobs run as the unprivileged ``console-job`` (see local_runner_host),
-  which is what makes read-only mounts read-only.
+* Users: as root, a workload with a ``run_as`` runs as that identity (made a user of this
+  machine on first use, see local_runner_host) in a mount namespace of its own that hides
+  the runs folder and the storage root but for its own folder and mounts (see
+  local_runner_isolation): other users' jobs neither see nor signal it, and read-only
+  mounts are read-only mounts. One without runs as the unprivileged ``console-job``.
 * Supervision: one small process per workload (local_runner_supervisor) starts the replicas,
   waits for peers, applies the awaited/failure rules and the SIGTERM-then-SIGKILL of a stop.
   So ``submit`` and ``stop`` return at once (``stop`` writes ``stop.json`` and wakes it),
