@@ -14,6 +14,7 @@ from django.core.cache import cache
 from django.utils import translation
 
 from console.models import Role
+from tests.helpers import live_session
 from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
 from tests.resources.test_local_runner_helpers import running
@@ -81,6 +82,21 @@ def charlie(speech):
 @pytest.fixture
 def admin(db):
     return UserFactory(username="admin", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def http(live_server):
+    """``http(user)``: a session against the live server logged in as ``user`` (anonymous
+    without one); every session it opened is closed at the end."""
+    opened = []
+
+    def open_session(user=None):
+        opened.append(live_session(live_server.url, user))
+        return opened[-1]
+
+    yield open_session
+    for session in opened:
+        session.close()
 
 
 @pytest.fixture(scope="session")

@@ -13,11 +13,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 from console import limits
 from console.htmx import render_page
 from jobs import prediction
+from jobs.forms import rules
 from jobs.forms.job import JobForm
 from jobs.forms.rows import apply_row_action
-from jobs.models import DevEnvironment
+from jobs.models import DevEnvironment, Job
+from jobs.operations import UrgentCapReached
 from jobs.permissions import get_job_for_user
-from jobs.services import create_job, initial_from_job
+from jobs.services import AlreadySubmitted, create_job, initial_from_job
 
 
 def defaults(request: HttpRequest) -> dict:
@@ -39,15 +41,22 @@ def _quiet(form: JobForm) -> JobForm:
     return form
 
 
-def _render(request, form, *, status=200, fragment="content", cloned_from=None):
+def _render(request, form, *, status=200, fragment="content", cloned_from=None, already=None):
     return render_page(
         request,
         "jobs/job_form.html",
-        {"form": form, "cloned_from": cloned_from},
+        {"form": form, "cloned_from": cloned_from, "already_submitted": already},
         fragment=fragment,
         status=status,
         only_fragment=fragment == "form_body",
     )
+
+
+def _namesake(form: JobForm, user) -> Job | None:
+    """The user's live job that has the name the form asks for, to link to."""
+    if not form.has_error("name", "taken"):
+        return None
+    return Job.objects.live().filter(owner=user, name=form.data.get("name", "").strip()).first()
 
 
 def _form_page(request: HttpRequest, initial: dict, cloned_from=None) -> HttpResponse:
@@ -64,14 +73,22 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None) -> HttpRes
         if refusal:
             form.add_error("specs", _("This job could never start: %(why)s.") % {"why": refusal})
         if form.is_valid():
-            job = create_job(
-                form.cleaned_data, user=user, project=project, form=form, cloned_from=cloned_from
-            )
-            prediction.remember(job, draft, user)
-            messages.success(request, _("Job %(name)s is queued.") % {"name": job.name})
-            return redirect(job)
+            try:
+                job = create_job(
+                    form.cleaned_data, user=user, project=project, form=form,
+                    cloned_from=cloned_from,
+                )  # fmt: skip
+            except AlreadySubmitted:  # the same form sent twice at once (a double click)
+                form.add_error("name", rules.name_taken(form.cleaned_data["name"]))
+            except UrgentCapReached as exc:  # a concurrent submit took the last urgent place
+                form.add_error("priority", rules.urgent_cap_message(exc.project, exc.held, exc.cap))
+            else:
+                prediction.remember(job, draft, user)
+                messages.success(request, _("Job %(name)s is queued.") % {"name": job.name})
+                return redirect(job)
         messages.error(request, _("The job was not created: see the fields marked below."))
-        return _render(request, form, status=422, cloned_from=cloned_from)
+        already = _namesake(form, user)
+        return _render(request, form, status=422, cloned_from=cloned_from, already=already)
     return _render(
         request, JobForm(initial=initial, user=user, project=project), cloned_from=cloned_from
     )
