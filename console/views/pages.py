@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console import hooks
 from console.htmx import render_page
+from console.params import whole_number
 from console.models import Heartbeat, Membership, Project, Role
 
 
@@ -51,8 +52,10 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def switch_project(request: HttpRequest) -> HttpResponse:
     try:
-        project = Project.objects.for_user(request.user).get(pk=request.POST.get("project"))
-    except (Project.DoesNotExist, ValueError) as exc:
+        project = Project.objects.for_user(request.user).get(
+            pk=whole_number(request.POST.get("project"))
+        )
+    except Project.DoesNotExist as exc:
         raise Http404(_("No such project.")) from exc
     request.session["project_id"] = project.pk
     messages.success(request, _("Now working in project %(name)s.") % {"name": project.name})

@@ -8,13 +8,14 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
 from console.htmx import render_page
+from console.params import whole_numbers
 from resources import availability
 
 ROWS_PER_PAGE = 50
 
 
 def _ids(request: HttpRequest, name: str) -> list[int]:
-    return [int(value) for value in request.GET.getlist(name) if value.isdigit()]
+    return whole_numbers(request.GET.getlist(name))
 
 
 @require_GET
