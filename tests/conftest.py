@@ -14,8 +14,8 @@ from django.core.cache import cache
 from django.utils import translation
 
 from console.models import Role
-from tests.helpers import live_session
 from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
+from tests.helpers import live_session
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
 from tests.resources.test_local_runner_helpers import running
 

@@ -70,7 +70,6 @@ def start_worker_process(*pool: str) -> subprocess.Popen:
     )  # fmt: skip
 
 
-
 class LiveSession(requests.Session):
     """A ``requests`` session against the live test server: paths are relative to it."""
 

@@ -12,8 +12,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console import hooks
 from console.htmx import render_page
-from console.params import whole_number
 from console.models import Heartbeat, Membership, Project, Role
+from console.params import whole_number
 
 
 @require_GET

@@ -84,10 +84,7 @@ def test_identical_concurrent_submits_make_one_job(http, alice, vision, job_post
     sessions = [http(alice) for _ in range(RACERS)]
     data = job_post(name="same-job", command="python /workspace/algorithm/typed.py")
     answers = race(
-        [
-            lambda s=s: s.post("/jobs/new/", data, allow_redirects=False)
-            for s in sessions
-        ]
+        [lambda s=s: s.post("/jobs/new/", data, allow_redirects=False) for s in sessions]
     )
 
     assert [a.status_code for a in answers if a.status_code >= 500] == []
