@@ -16,8 +16,10 @@ from jobs.models import DevEnvironment
 from jobs.permissions import get_job_for_user
 
 
-def _confirm(request, job, action: str, **context) -> HttpResponse:
-    return render_page(request, "jobs/confirm.html", {"job": job, "action": action, **context})
+def _confirm(request, job, action: str, status: int = 200, **context) -> HttpResponse:
+    return render_page(
+        request, "jobs/confirm.html", {"job": job, "action": action, **context}, status=status
+    )
 
 
 def _done(request, job, text: str) -> HttpResponse:
@@ -90,6 +92,10 @@ def job_devenv(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "GET":
         return _confirm(request, job, "devenv", suggested=f"{job.name}-dev"[:40])
     name = request.POST.get("name", "").strip()[:40] or f"{job.name}-dev"[:40]
+    if not name.isprintable():  # control characters, NUL among them, which no name holds
+        shown = "".join(c for c in name if c.isprintable())
+        message = _("A name cannot hold control characters, such as tabs or line breaks.")
+        return _confirm(request, job, "devenv", 422, suggested=shown, name_error=message)
     env = operations.devenv_from_job(job, request.user, name)
     messages.success(request, _("Development environment %(name)s created.") % {"name": name})
     return redirect(env)
