@@ -41,3 +41,16 @@ def configure_table(request, table, *, per_page: int, most: int = 100) -> None:
         table.paginate(per_page=size or per_page, page=number)
     except EmptyPage:
         table.paginate(per_page=size or per_page, page=table.paginator.num_pages)
+
+
+def next_path(request, default: str) -> str:
+    """Where a POST's ``next`` asks to go back to, if it is a path on this site; else
+    ``default``. Only a path: ``redirect()`` would take a bare word for a view's name."""
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    target = request.POST.get("next", "")
+    if target.startswith("/") and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return default

@@ -60,7 +60,7 @@ def _namesake(form: JobForm, user) -> Job | None:
 
 
 def _form_page(request: HttpRequest, initial: dict, cloned_from=None) -> HttpResponse:
-    user, project = request.user, request.project
+    user, project = request.user, request.project or None
     if request.method == "POST":
         action = request.POST.get("row_action")
         if action:
@@ -105,7 +105,7 @@ def job_new(request: HttpRequest) -> HttpResponse:
 def job_form_refresh(request: HttpRequest) -> HttpResponse:
     """htmx: the form body again, with the dependent parts for what is typed now."""
     data = apply_row_action(request.POST, request.POST.get("row_action", ""))
-    form = _quiet(JobForm(data, user=request.user, project=request.project))
+    form = _quiet(JobForm(data, user=request.user, project=request.project or None))
     return _render(request, form, fragment="form_body")
 
 

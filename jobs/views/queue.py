@@ -67,7 +67,7 @@ def accuracy(project=None) -> dict:
 @require_GET
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
-    project = request.project
+    project = request.project or None
     cluster = request.user.is_staff and request.GET.get("scope") != "project"
     if not cluster and project is None:
         raise PermissionDenied

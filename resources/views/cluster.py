@@ -25,7 +25,7 @@ def cluster(request: HttpRequest) -> HttpResponse:
     spec_ids = _ids(request, "spec") + _ids(request, "specs")
     model_ids = _ids(request, "model")
     result = availability.compute(
-        request.user, request.project, spec_ids=spec_ids, model_ids=model_ids
+        request.user, request.project or None, spec_ids=spec_ids, model_ids=model_ids
     )
     page = Paginator(result.rows, ROWS_PER_PAGE).get_page(request.GET.get("page"))
     availability.describe_rows(page.object_list, result.chosen)

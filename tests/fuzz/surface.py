@@ -52,21 +52,22 @@ ADMIN = {"q", "o", "p", "e", "all", "_changelist_filters", "action", "_selected_
          "old_password", "new_password1", "new_password2"}  # fmt: skip
 
 # What each view reads (grep the views for request.GET / request.POST, and their forms and
-# filter sets); every address also gets "page" and "next", which some read and all must bear.
+# filter sets). The exploration adds other names now and then: unknown ones must do no harm.
 PARAMETERS: dict[str, set[str]] = {
-    "login": {"username", "password"},
-    "switch_project": {"project"},
+    "login": {"username", "password", "next"},
+    "logout": {"next"},
+    "switch_project": {"project", "next"},
     "settings": {limit.name for limit in limits.LIMITS},
-    "cluster": {"spec", "specs", "model"},
-    "catalog:list": {"show", *CatalogFilterSet.base_filters},
+    "cluster": {"spec", "specs", "model", "page"},
+    "catalog:list": {"show", "page", *CatalogFilterSet.base_filters},
     "catalog:create": CATALOG_FORMS,
     "catalog:edit": CATALOG_FORMS,
     "catalog:add_version": CATALOG_FORMS,
-    "catalog:favourite": {"favourite", "compact"},
+    "catalog:favourite": {"favourite", "compact", "next"},
     "inventory_list": {"retired"},
     "inventory_new": INVENTORY_FORMS,
     "inventory_edit": INVENTORY_FORMS,
-    "job_list": {*JobFilter.base_filters, "sort", "per_page"},
+    "job_list": {*JobFilter.base_filters, "sort", "page", "per_page"},
     "job_bulk_delete": {"ids", "confirm"},
     "job_new": JOB_FORM,
     "job_form_refresh": JOB_FORM,
@@ -84,13 +85,21 @@ PARAMETERS: dict[str, set[str]] = {
     "job_devenv": {"name"},
     "queue": {"scope"},
     "queue_priority": {"priority"},
-    "set_language": {"language"},
+    "set_language": {"language", "next"},
 }
-EVERYWHERE = {"page", "next"}
+# Routes whose parameters are one Django form, which checks each field on its own: one
+# request with all of them spoilt tries them all.
+FORMS = {"login", "settings", "catalog:create", "catalog:edit", "catalog:add_version",
+         "inventory_new", "inventory_edit", "job_new", "job_form_refresh", "job_form_predict",
+         "job_clone", "job_from_devenv"}  # fmt: skip
+NOISE = ["page", "next", "id", "pk", "format", "x" * 300]
 
 # A user's password changed, or the user deleted, logs the fuzz's own sessions out.
 LEFT_OUT = {"admin:auth_user_password_change", "admin:auth_user_delete", "admin:password_change"}
 
+# What breaks most: unicode digits, signs, numbers past a bigint or past int()'s digits, NUL,
+# and a bare word where a path is expected. Each parameter gets each of these in the sweep.
+KEY = ["\u00b2", "-1", "9" * 15, "9" * 20, "9" * 5000, "a\x00b", "", "x" * 10_000]
 HOSTILE = [
     "", " ", "0", "-1", "1.5", "1e9", "0x10", "+1", "\u00b2", "\u0663", "\uff11",
     str(2**31), str(2**63), str(10**30), "9" * 5000, "\x00", "a\x00b", "%00", "x" * 10_000,
@@ -110,6 +119,10 @@ class Route:
     @property
     def admin(self) -> bool:
         return self.name.startswith("admin:")
+
+    @property
+    def form(self) -> bool:
+        return self.admin or self.name in FORMS
 
     def __str__(self) -> str:
         return "".join(p if isinstance(p, str) else f"<{p[0]}:{p[1]}>" for p in self.parts)
@@ -139,7 +152,7 @@ def routes() -> list[Route]:
                 continue
             name = f"{namespace}:{pattern.name}" if namespace else str(pattern.name)
             route = Route(name, parts)
-            route.parameters = PARAMETERS.get(name, set()) | EVERYWHERE
+            route.parameters = set(PARAMETERS.get(name, set()))
             if route.admin:
                 route.parameters |= ADMIN
             if name not in LEFT_OUT:
@@ -153,10 +166,41 @@ def routes() -> list[Route]:
 class World:
     """The real objects the fuzz addresses: ids per kind of address, and plausible values."""
 
-    ids: dict[str, list[int]]  # "job", "devenv", "catalog:<kind>", "inventory:<kind>", "admin:<model>"
+    ids: dict[str, list[int]]  # "job", "devenv", "catalog:<kind>", "inventory:<kind>",
+    # "admin:<app>_<model>"; the first is the one to address, the last the one to end
     slugs: list[str]
     plausible: list[str]
-    bases: dict[str, dict]  # a valid POST per route name, which the fuzz then spoils
+    bases: dict[str, dict]  # valid parameters per route name, which the fuzz then spoils
+
+    def base(self, route: Route) -> list[tuple[str, str]]:
+        given = self.bases.get(route.name, {})
+        return [
+            (key, str(v))
+            for key, value in given.items()
+            for v in (value if isinstance(value, list) else [value])
+        ]
+
+
+def deep_role(route: Route) -> str:
+    """Who gets furthest into the route's view: who owns what it addresses, or may run it."""
+    if route.name.endswith("login"):
+        return "anonymous"
+    if route.admin or route.name.startswith(("settings", "inventory", "cluster")):
+        return "admin"
+    if route.name == "queue_priority":
+        return "lead"
+    return "alice"
+
+
+def ending(route: Route) -> bool:
+    """Whether the route deletes or ends what it addresses (or the actor's session)."""
+    return any(word in route.name for word in ("delete", "retire", "stop", "logout"))
+
+
+def spoilt(base: list, route: Route, names, given: str) -> list[tuple[str, str]]:
+    """``base`` with each of ``names`` replaced by ``given``."""
+    kept = [(k, v) for k, v in base if k not in names]
+    return kept + [(name, sendable(route, name, given)) for name in sorted(names)]
 
 
 def hostile_int() -> st.SearchStrategy[str]:
@@ -195,7 +239,7 @@ def fill(route: Route, world: World, draw) -> str:
         if converter == "catalog_kind":
             value = draw(st.sampled_from(sorted(CATALOG_KINDS)))
         elif converter == "slug" and name == "kind":
-            value = draw(st.sampled_from(sorted(INVENTORY_KINDS) + ["nope", "-"]))
+            value = draw(st.sampled_from([*sorted(INVENTORY_KINDS), "nope", "-"]))
         elif converter == "slug":
             value = draw(st.sampled_from([*world.slugs, "nope", "a" * 300, "-_-"]))
         elif converter == "int" or name in ("object_id", "content_type_id", "id"):
@@ -223,16 +267,12 @@ def value(world: World) -> st.SearchStrategy[str]:
 
 
 def parameters(route: Route, world: World, draw) -> list[tuple[str, str]]:
-    """Some of the route's parameters (a name may repeat, as ticked boxes do), over a valid
-    POST of the route half of the time, where there is one."""
-    names = sorted(route.parameters)
-    chosen = draw(st.lists(st.sampled_from(names), max_size=min(len(names), 8)))
-    base = world.bases.get(route.name)
-    pairs: list[tuple[str, str]] = []
-    if base and draw(st.booleans()):
-        for key, given in base.items():
-            if key not in chosen:
-                pairs += [(key, str(v)) for v in (given if isinstance(given, list) else [given])]
+    """Some of the route's parameters, and now and then another name (a name may repeat, as
+    ticked boxes do), over the route's valid parameters half of the time."""
+    names = sorted(route.parameters) + NOISE
+    chosen = draw(st.lists(st.sampled_from(names), max_size=8))
+    base = world.base(route) if draw(st.booleans()) else []
+    pairs = [(key, given) for key, given in base if key not in chosen]
     for name in chosen:
         pairs.append((name, sendable(route, name, draw(value(world)))))
     return pairs
@@ -272,7 +312,7 @@ def real_paths(route: Route, world: World, *, last: bool = False) -> list[str]:
             continue
         grown = []
         for p in paths:
-            values = {k: v for k, v in (x for x in p if isinstance(x, tuple))}
+            values = dict(x for x in p if isinstance(x, tuple))
             pool = _id_pool(route, values, world) or [1]
             grown.append([*p, (name, str(pool[-1] if last else pool[0]))])
         paths = grown
