@@ -1,4 +1,5 @@
-"""Whole numbers from query and form parameters, read one way everywhere.
+"""Query and form parameters read one way everywhere: whole numbers, table paging, and
+where a POST may send the user back.
 
 ``str.isdigit()`` is true for "²" or "٣", which ``int()`` refuses or reads as a number no one
 typed; and a number of thousands of digits is refused by ``int()``, or by PostgreSQL when it
@@ -9,6 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+from django.core.paginator import EmptyPage
+from django.utils.http import url_has_allowed_host_and_scheme
+from django_tables2 import RequestConfig
 
 DIGITS = re.compile(r"[0-9]{1,18}")  # 18 digits always fit a PostgreSQL bigint
 
@@ -31,9 +36,6 @@ def configure_table(request, table, *, per_page: int, most: int = 100) -> None:
     """django-tables2's ``RequestConfig`` with ``page`` and ``per_page`` read as whole
     numbers and clamped: a bad page shows the first, one past the end the last, and a page
     holds 1 to ``most`` rows (``per_page=-1`` would otherwise fail the paginator)."""
-    from django.core.paginator import EmptyPage
-    from django_tables2 import RequestConfig
-
     RequestConfig(request, paginate=False).configure(table)  # the order the headers ask for
     size = whole_number(request.GET.get(table.prefixed_per_page_field), low=1, high=most)
     number = whole_number(request.GET.get(table.prefixed_page_field), low=1) or 1
@@ -46,8 +48,6 @@ def configure_table(request, table, *, per_page: int, most: int = 100) -> None:
 def next_path(request, default: str) -> str:
     """Where a POST's ``next`` asks to go back to, if it is a path on this site; else
     ``default``. Only a path: ``redirect()`` would take a bare word for a view's name."""
-    from django.utils.http import url_has_allowed_host_and_scheme
-
     target = request.POST.get("next", "")
     if target.startswith("/") and url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()

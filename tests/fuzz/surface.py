@@ -233,7 +233,7 @@ def fill(route: Route, world: World, draw) -> str:
             continue
         converter, name = part
         if converter == "regex":
-            path.append(draw(st.from_regex(name.lstrip("^").rstrip("$") + r"\Z", fullmatch=True)))
+            path.append(draw(st.from_regex(name, fullmatch=True)))
             continue
         hostile = draw(st.integers(0, 4)) == 0
         if converter == "catalog_kind":
