@@ -63,7 +63,10 @@ def _current_project(request: HttpRequest):
 
 class CurrentProjectMiddleware:
     """``request.project``: the project picked in the header switcher, and
-    ``request.user_projects``: those the user may pick. Lazy, and one query for both."""
+    ``request.user_projects``: those the user may pick. Lazy, and one query for both.
+
+    For a user in no project ``request.project`` is a lazy object around None, which is
+    false but not ``None``: code that tests ``is None`` gets ``request.project or None``."""
 
     def __init__(self, get_response):
         self.get_response = get_response

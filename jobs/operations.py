@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
@@ -100,12 +100,40 @@ def adjust_duration(job: Job, hours: int, user) -> None:
     )
 
 
+# pg advisory lock namespace of the urgent cap ("urg" in ASCII); the second key is the project.
+URGENT_LOCK = 0x757267
+
+
+class UrgentCapReached(NotApplicable):
+    """The project holds as many urgent jobs as its cap allows."""
+
+    def __init__(self, project, held: int, cap: int):
+        self.project, self.held, self.cap = project, held, cap
+        super().__init__(
+            _("Project %(project)s already holds %(held)s urgent jobs; the cap is %(cap)s.")
+            % {"project": project.name, "held": held, "cap": cap}
+        )
+
+
 def urgent_room(project, *, excluding: Job | None = None) -> tuple[int, int]:
     """(urgent jobs the project holds, the cap)."""
     held = Job.objects.live().filter(project=project, priority=Priority.URGENT)
     if excluding is not None:
         held = held.exclude(pk=excluding.pk)
     return held.count(), limits.current().urgent_jobs_per_project
+
+
+def claim_urgent_place(project, *, excluding: Job | None = None) -> None:
+    """Q4, race-free: raise UrgentCapReached unless the project has room for one more urgent
+    job. Call it in the transaction that then saves the urgent job: the project's lock, held
+    until that transaction ends, makes every other claim wait and then count the saved job."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("claim an urgent place in the transaction that saves the job")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [URGENT_LOCK, project.pk])
+    held, cap = urgent_room(project, excluding=excluding)
+    if held >= cap:
+        raise UrgentCapReached(project, held, cap)
 
 
 def adjust_priority(job: Job, priority: int, user) -> None:
@@ -116,30 +144,26 @@ def adjust_priority(job: Job, priority: int, user) -> None:
         raise NotApplicable(_("Pick normal, urgent or very urgent."))
     if priority == Priority.VERY_URGENT and not user.is_staff:
         raise NotApplicable(_("Only platform admins may pick “very urgent”."))
-    if priority == Priority.URGENT:
-        held, cap = urgent_room(job.project, excluding=job)
-        if held >= cap:
-            raise NotApplicable(
-                _("Project %(project)s already holds %(held)s urgent jobs; the cap is %(cap)s.")
-                % {"project": job.project.name, "held": held, "cap": cap}
-            )
     if priority == job.priority:
         return
     old = Priority(job.priority).label
-    if not Job.objects.filter(pk=job.pk, status=Status.QUEUED).update(priority=priority):
-        raise NotApplicable(_("The job changed meanwhile: reload the page."))
-    job.priority = priority
-    lifecycle.record(
-        job,
-        said(
-            gettext_noop("Priority changed from %(old)s to %(new)s by %(user)s."),
-            old=old,
-            new=Priority(priority).label,
-            user=user,
-        ),
-        actor=user,
-    )
-    transaction.on_commit(hooks.queue_changed)
+    with transaction.atomic():
+        if priority == Priority.URGENT:
+            claim_urgent_place(job.project, excluding=job)
+        if not Job.objects.filter(pk=job.pk, status=Status.QUEUED).update(priority=priority):
+            raise NotApplicable(_("The job changed meanwhile: reload the page."))
+        job.priority = priority
+        lifecycle.record(
+            job,
+            said(
+                gettext_noop("Priority changed from %(old)s to %(new)s by %(user)s."),
+                old=old,
+                new=Priority(priority).label,
+                user=user,
+            ),
+            actor=user,
+        )
+        transaction.on_commit(hooks.queue_changed)
 
 
 def devenv_from_job(job: Job, user, name: str) -> DevEnvironment:

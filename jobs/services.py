@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.translation import gettext_noop
 
-from jobs import hooks, lifecycle, permissions
+from jobs import hooks, lifecycle, operations, permissions
 from jobs.forms import rows
 from jobs.models import (
     Job,
@@ -15,6 +15,7 @@ from jobs.models import (
     JobSpecChoice,
     JobType,
     JobVolume,
+    Priority,
     SubTask,
 )
 from jobs.words import said
@@ -26,11 +27,20 @@ JOB_FIELDS = (
     "resume_enabled", "elastic_scale_up", "fault_restart_enabled", "data_prep", "debug_terminal",
     "duration_hours", "lifecycle_before_start", "lifecycle_after_stop",
 )  # fmt: skip
+UNIQUE_LIVE_NAME = "job_name_unique_among_live"
+
+
+class AlreadySubmitted(Exception):
+    """The owner has a live job of this name: the same form submitted twice at once."""
 
 
 @transaction.atomic
 def create_job(data: dict, *, user, project, form, cloned_from: Job | None = None) -> Job:
-    """Save a job from a valid form's cleaned data; it starts queued, with a first event."""
+    """Save a job from a valid form's cleaned data; it starts queued, with a first event.
+
+    The form checked the name and the urgent cap, but a concurrent submit may have taken
+    either since: raises AlreadySubmitted, or operations.UrgentCapReached, and saves nothing.
+    """
     job = Job(owner=user, project=project, cloned_from=cloned_from)
     for name in JOB_FIELDS:
         setattr(job, name, data.get(name))
@@ -46,7 +56,9 @@ def create_job(data: dict, *, user, project, form, cloned_from: Job | None = Non
         job.algorithm = data.get("algorithm")
         job.algorithm_read_only = bool(data.get("algorithm_read_only"))
         job.command = data.get("command", "")
-    job.save()
+    if job.priority == Priority.URGENT:
+        operations.claim_urgent_place(project)
+    _save_new(job)
     if not job.output_path:
         # A folder of its own by default: no job finds another's checkpoints by accident.
         job.output_path = storage.job_output_folder(user, job.name, job.pk)
@@ -86,6 +98,17 @@ def create_job(data: dict, *, user, project, form, cloned_from: Job | None = Non
     )
     transaction.on_commit(hooks.queue_changed)
     return job
+
+
+def _save_new(job: Job) -> None:
+    try:
+        with transaction.atomic():
+            job.save()
+    except IntegrityError as exc:
+        diag = getattr(exc.__cause__, "diag", None)
+        if getattr(diag, "constraint_name", None) != UNIQUE_LIVE_NAME:
+            raise
+        raise AlreadySubmitted(job.name) from None
 
 
 def initial_from_job(job: Job, *, resume: bool = False) -> dict:

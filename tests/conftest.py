@@ -6,6 +6,7 @@ The actors follow one story: alice and bob work in *vision*, lead leads it, char
 
 from __future__ import annotations
 
+import socket
 import uuid
 from decimal import Decimal
 
@@ -15,6 +16,7 @@ from django.utils import translation
 
 from console.models import Role
 from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
+from tests.helpers import live_session
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
 from tests.resources.test_local_runner_helpers import running
 
@@ -94,6 +96,25 @@ def actors(alice, bob, lead, charlie, admin):
         "admin": admin,
         "anonymous": None,
     }
+
+
+@pytest.fixture
+def http(live_server):
+    """``http(user)``: a session against the live server logged in as ``user`` (anonymous
+    without one); every session it opened is closed at the end."""
+    # The server writes a response's head and body apart: without this, Nagle's algorithm
+    # holds a small body back until the client's delayed ACK (40 ms a request on Linux).
+    # Accepted sockets inherit it from the listening one.
+    live_server.thread.httpd.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    opened = []
+
+    def open_session(user=None):
+        opened.append(live_session(live_server.url, user))
+        return opened[-1]
+
+    yield open_session
+    for session in opened:
+        session.close()
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Small helpers for tests that wait on real processes."""
+"""Small helpers for tests that wait on real processes or talk to the live server."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import requests
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,3 +78,32 @@ def check_answer(response, want, ok: int) -> None:
         assert response.status_code == ok, response.status_code
     else:
         assert response.status_code == int(want), response.status_code
+
+
+class LiveSession(requests.Session):
+    """A ``requests`` session against the live test server: paths are relative to it."""
+
+    def __init__(self, base_url: str):
+        super().__init__()
+        self.base_url = base_url
+
+    def request(self, method, url, *args, **kwargs):
+        return super().request(method, urljoin(self.base_url, url), *args, **kwargs)
+
+
+def live_session(base_url: str, user=None) -> LiveSession:
+    """A session logged in as ``user`` (anonymous without one), with a session of its own,
+    that sends a CSRF token with every request. Close it: an open one holds a server thread
+    and its database connection."""
+    from django.test import Client
+    from django.utils.crypto import get_random_string
+
+    session = LiveSession(base_url)
+    if user is not None:
+        client = Client()
+        client.force_login(user)
+        session.cookies.set("sessionid", client.cookies["sessionid"].value)
+    token = get_random_string(32)
+    session.cookies.set("csrftoken", token)
+    session.headers["X-CSRFToken"] = token
+    return session

@@ -6,13 +6,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from console import hooks
 from console.htmx import render_page
 from console.models import Heartbeat, Membership, Project, Role
+from console.params import next_path, whole_number
 
 
 @require_GET
@@ -51,14 +51,11 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def switch_project(request: HttpRequest) -> HttpResponse:
     try:
-        project = Project.objects.for_user(request.user).get(pk=request.POST.get("project"))
-    except (Project.DoesNotExist, ValueError) as exc:
+        project = Project.objects.for_user(request.user).get(
+            pk=whole_number(request.POST.get("project"))
+        )
+    except Project.DoesNotExist as exc:
         raise Http404(_("No such project.")) from exc
     request.session["project_id"] = project.pk
     messages.success(request, _("Now working in project %(name)s.") % {"name": project.name})
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        target = "dashboard"
-    return redirect(target)
+    return redirect(next_path(request, "dashboard"))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from console.params import whole_number
+
 MAX_ROWS = 50
 
 
@@ -46,12 +48,12 @@ def apply_row_action(data, action: str):
         return data
     data = data.copy()
     count = _count(data, kind)
+    removed = whole_number(index_text)
     if verb == "add" and count < MAX_ROWS:
         data[kind.count_field()] = str(count + 1)
         if kind is DATASETS:
             data[kind.name(count, "read_only")] = "on"  # read-only unless unticked
-    elif verb == "remove" and index_text.isdigit() and int(index_text) < count:
-        removed = int(index_text)
+    elif verb == "remove" and removed is not None and removed < count:
         for index in range(removed, count - 1):
             for field in kind.fields:
                 data[kind.name(index, field)] = data.get(kind.name(index + 1, field), "")

@@ -28,10 +28,15 @@ def clean_name(name: str, user) -> str:
               "with “-”: the name becomes a host name in distributed jobs.")
         )  # fmt: skip
     if Job.objects.live().filter(owner=user, name=name).exists():
-        raise forms.ValidationError(
-            _("You already have a queued or running job named “%(name)s”.") % {"name": name}
-        )
+        raise name_taken(name)
     return name
+
+
+def name_taken(name: str) -> forms.ValidationError:
+    return forms.ValidationError(
+        _("You already have a queued or running job named “%(name)s”.") % {"name": name},
+        code="taken",
+    )
 
 
 def clean_output_path(path: str, user) -> str:
@@ -127,12 +132,14 @@ def check_priority(form, data) -> None:
         cap = form.limits.urgent_jobs_per_project
         held = Job.objects.live().filter(project=form.project, priority=Priority.URGENT).count()
         if held >= cap:
-            form.add_error(
-                "priority",
-                _("Project %(project)s already holds %(held)s urgent jobs (queued and running); "
-                  "the cap is %(cap)s. Pick “normal”, or wait for one to end.")
-                % {"project": form.project.name, "held": held, "cap": cap},
-            )  # fmt: skip
+            form.add_error("priority", urgent_cap_message(form.project, held, cap))
+
+
+def urgent_cap_message(project, held: int, cap: int) -> str:
+    return _(
+        "Project %(project)s already holds %(held)s urgent jobs (queued and running); "
+        "the cap is %(cap)s. Pick “normal”, or wait for one to end."
+    ) % {"project": project.name, "held": held, "cap": cap}
 
 
 def check_shape(form, data) -> None:

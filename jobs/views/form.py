@@ -10,14 +10,16 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from console import limits
+from console import limits, ratelimit
 from console.htmx import render_page
-from console.ratelimit import rate_limited
 from jobs import prediction
+from jobs.forms import rules
 from jobs.forms.job import JobForm
 from jobs.forms.rows import apply_row_action
+from jobs.models import Job
+from jobs.operations import UrgentCapReached
 from jobs.permissions import get_devenv_for_user, get_job_for_user
-from jobs.services import create_job, initial_from_job
+from jobs.services import AlreadySubmitted, create_job, initial_from_job
 
 
 def defaults(request: HttpRequest) -> dict:
@@ -38,19 +40,43 @@ def _quiet(form: JobForm) -> JobForm:
     return form
 
 
-def _render(request, form, *, status=200, fragment="content", cloned_from=None, resume=False):
+def _render(
+    request, form, *, status=200, fragment="content", cloned_from=None, already=None,
+    resume=False,
+):  # fmt: skip
     return render_page(
         request,
         "jobs/job_form.html",
-        {"form": form, "cloned_from": cloned_from, "resume": resume},
+        {
+            "form": form,
+            "cloned_from": cloned_from,
+            "already_submitted": already,
+            "resume": resume,
+        },
         fragment=fragment,
         status=status,
         only_fragment=fragment == "form_body",
     )
 
 
+def _namesake(form: JobForm, user) -> Job | None:
+    """The user's live job that has the name the form asks for, to link to."""
+    if not form.has_error("name", "taken"):
+        return None
+    return Job.objects.live().filter(owner=user, name=form.data.get("name", "").strip()).first()
+
+
+def _too_many(request, form, cloned_from, wait: int) -> HttpResponse:
+    """Over the submission limit: the form again, as typed, with the reason (not a bare 429
+    page that would lose what was typed)."""
+    _quiet(form).add_error(None, ratelimit.refusal("submit", wait))
+    response = _render(request, form, status=429, cloned_from=cloned_from)
+    response["Retry-After"] = str(wait)
+    return response
+
+
 def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=False) -> HttpResponse:
-    user, project = request.user, request.project
+    user, project = request.user, request.project or None
     if request.method == "POST":
         action = request.POST.get("row_action")
         if action:
@@ -58,19 +84,30 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=Fal
             data = apply_row_action(request.POST, action)
             return _render(request, _quiet(JobForm(data, user=user, project=project)))
         form = JobForm(request.POST, user=user, project=project)
+        wait = ratelimit.hit("submit", user)
+        if wait is not None:
+            return _too_many(request, form, cloned_from, wait)
         draft = prediction.draft_from(form.cleaned_data, project) if form.is_valid() else None
         refusal = prediction.refusal(draft) if draft else None
         if refusal:
             form.add_error("specs", _("This job could never start: %(why)s.") % {"why": refusal})
         if form.is_valid():
-            job = create_job(
-                form.cleaned_data, user=user, project=project, form=form, cloned_from=cloned_from
-            )
-            prediction.remember(job, draft, user)
-            messages.success(request, _("Job %(name)s is queued.") % {"name": job.name})
-            return redirect(job)
+            try:
+                job = create_job(
+                    form.cleaned_data, user=user, project=project, form=form,
+                    cloned_from=cloned_from,
+                )  # fmt: skip
+            except AlreadySubmitted:  # the same form sent twice at once (a double click)
+                form.add_error("name", rules.name_taken(form.cleaned_data["name"]))
+            except UrgentCapReached as exc:  # a concurrent submit took the last urgent place
+                form.add_error("priority", rules.urgent_cap_message(exc.project, exc.held, exc.cap))
+            else:
+                prediction.remember(job, draft, user)
+                messages.success(request, _("Job %(name)s is queued.") % {"name": job.name})
+                return redirect(job)
         messages.error(request, _("The job was not created: see the fields marked below."))
-        return _render(request, form, status=422, cloned_from=cloned_from)
+        already = _namesake(form, user)
+        return _render(request, form, status=422, cloned_from=cloned_from, already=already)
     return _render(
         request,
         JobForm(initial=initial, user=user, project=project),
@@ -81,7 +118,6 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=Fal
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("submit")
 def job_new(request: HttpRequest) -> HttpResponse:
     return _form_page(request, defaults(request))
 
@@ -91,13 +127,12 @@ def job_new(request: HttpRequest) -> HttpResponse:
 def job_form_refresh(request: HttpRequest) -> HttpResponse:
     """htmx: the form body again, with the dependent parts for what is typed now."""
     data = apply_row_action(request.POST, request.POST.get("row_action", ""))
-    form = _quiet(JobForm(data, user=request.user, project=request.project))
+    form = _quiet(JobForm(data, user=request.user, project=request.project or None))
     return _render(request, form, fragment="form_body")
 
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("submit")
 def job_clone(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may_change = get_job_for_user(request.user, pk)
     resume = request.GET.get("resume") == "1"
@@ -107,7 +142,6 @@ def job_clone(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("submit")
 def job_from_devenv(request: HttpRequest, pk: int) -> HttpResponse:
     env = get_devenv_for_user(request.user, pk)
     initial = {

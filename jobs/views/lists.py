@@ -11,9 +11,9 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
-from django_tables2 import RequestConfig
 
 from console.htmx import render_page
+from console.params import configure_table, whole_numbers
 from console.ratelimit import rate_limited
 from jobs import operations
 from jobs.filtersets import JobFilter
@@ -54,7 +54,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
     jobs = annotated_jobs(request.user)
     filters = JobFilter(request.GET, queryset=jobs, user=request.user)
     table = JobTable(filters.qs)
-    RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
+    configure_table(request, table, per_page=PER_PAGE)
     mark_changeable((row.record for row in table.page.object_list), request.user)
     word_jobs(row.record for row in table.page.object_list)
     batch = request.GET.get("job_type") == JobType.BATCH
@@ -70,7 +70,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @rate_limited("job_change")
 def bulk_delete(request: HttpRequest) -> HttpResponse:
-    ids = [int(value) for value in request.POST.getlist("ids") if value.isdigit()]
+    ids = set(whole_numbers(request.POST.getlist("ids")))
     jobs = list(annotated_jobs(request.user).filter(pk__in=ids))
     allowed = [j for j in jobs if j.shared_change or j.owner_id == request.user.pk]
     refused = len(ids) - len(allowed)

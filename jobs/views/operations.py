@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods
 
 from console import names
 from console.htmx import render_page
+from console.params import whole_number
 from console.ratelimit import rate_limited
 from jobs import operations
 from jobs.models import DevEnvironment
@@ -65,11 +66,11 @@ def job_delete(request: HttpRequest, pk: int) -> HttpResponse:
 @rate_limited("job_change")
 def job_duration(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
-    try:
-        hours = int(request.POST.get("hours", ""))
-        operations.adjust_duration(job, hours, request.user)
-    except ValueError:
+    hours = whole_number(request.POST.get("hours"))
+    if hours is None:
         return _refused(request, job, operations.NotApplicable(_("Enter a whole number of hours.")))
+    try:
+        operations.adjust_duration(job, hours, request.user)
     except operations.NotApplicable as exc:
         return _refused(request, job, exc)
     return _done(request, job, _("Duration is now %(n)s hours.") % {"n": hours})
@@ -80,10 +81,11 @@ def job_duration(request: HttpRequest, pk: int) -> HttpResponse:
 @rate_limited("priority")
 def job_priority(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
-    try:
-        operations.adjust_priority(job, int(request.POST.get("priority", "")), request.user)
-    except ValueError:
+    priority = whole_number(request.POST.get("priority"))
+    if priority is None:
         return _refused(request, job, operations.NotApplicable(_("Pick a priority.")))
+    try:
+        operations.adjust_priority(job, priority, request.user)
     except operations.NotApplicable as exc:
         return _refused(request, job, exc)
     return _done(request, job, _("Priority is now %(p)s.") % {"p": job.get_priority_display()})

@@ -43,9 +43,8 @@ def context_for(form: JobForm, user, project) -> dict:
 @require_POST
 @login_required
 def job_form_predict(request: HttpRequest) -> HttpResponse:
-    form = JobForm(request.POST, user=request.user, project=request.project)
-    response = render(
-        request, "jobs/prediction.html", context_for(form, request.user, request.project)
-    )
+    project = request.project or None
+    form = JobForm(request.POST, user=request.user, project=project)
+    response = render(request, "jobs/prediction.html", context_for(form, request.user, project))
     response["Cache-Control"] = "no-store"
     return response

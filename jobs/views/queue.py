@@ -62,7 +62,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     """The queue in order. Everyone sees only the jobs they may see (SPEC P: their own and
     those shared with them; admins all); the others still count in the positions, and the
     page says how many there are. Priorities change only where the user may change the job."""
-    user, project = request.user, request.project
+    user, project = request.user, request.project or None
     cluster = user.is_staff and request.GET.get("scope") != "project"
     if not cluster and project is None:
         raise PermissionDenied

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
+from console.params import whole_number
 from jobs.execution import charts, runs
 from jobs.models import Attempt, Job
 from jobs.permissions import get_job_for_user
@@ -22,12 +23,13 @@ MORE_BYTES = 256 * 1024  # the most one follow-up request adds
 def _attempt(job: Job, request: HttpRequest) -> Attempt | None:
     """The attempt the query names (404 if it names none of the job's), else the latest."""
     attempts = job.attempts.order_by("-number")
-    number = request.GET.get("attempt", "")
-    if not number:
+    given = request.GET.get("attempt", "")
+    if not given:
         return attempts.first()
-    if not number.isdigit():
+    number = whole_number(given)
+    if number is None:
         raise Http404
-    return get_object_or_404(attempts, number=int(number))
+    return get_object_or_404(attempts, number=number)
 
 
 def _log_of(request: HttpRequest, pk: int) -> tuple[Job, Attempt, dict]:
@@ -51,10 +53,10 @@ def _replica(attempt: Attempt, request: HttpRequest) -> dict:
 
 
 def _offset(request: HttpRequest) -> int:
-    value = request.GET.get("offset", "0")
-    if not value.isdigit() or len(value) > 15:
+    offset = whole_number(request.GET.get("offset", "0"))
+    if offset is None:
         raise Http404
-    return int(value)
+    return offset
 
 
 def log_context(job: Job, request: HttpRequest) -> dict:
@@ -118,8 +120,11 @@ def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
     job, attempt, replica = _log_of(request, pk)
     offset = _offset(request)
     live = attempt.live  # read before the log, so that the last lines are never missed
+    backend = runs.backend()
     try:
-        text, after = runs.backend().logs(attempt.workload_id, replica["name"], offset, MORE_BYTES)
+        # An offset past the end (a hand-made address) follows from the end instead.
+        offset = min(offset, backend.log_size(attempt.workload_id, replica["name"]))
+        text, after = backend.logs(attempt.workload_id, replica["name"], offset, MORE_BYTES)
     except BackendError:
         text, after, live = "", offset, False
     more = bool(text) and after - offset >= MORE_BYTES

@@ -283,6 +283,8 @@ class LocalRunner:
             raise ValueError(f"bad log window: offset {offset}, limit {limit}")
         try:
             with open(folder / replica / "log.txt", "rb") as handle:
+                # Past the end there is nothing; a seek that far may even fail (EINVAL).
+                offset = min(offset, os.fstat(handle.fileno()).st_size)
                 handle.seek(offset)
                 data = handle.read(limit)
         except FileNotFoundError:

@@ -14,12 +14,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, OuterRef, ProtectedError, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console.htmx import render_page
 from console.models import Project
+from console.params import next_path
 from console.ratelimit import rate_limited
 from console.sharing import Access
 from resources import mounts
@@ -37,16 +37,6 @@ def get_item(request: HttpRequest, kind: Kind, pk: int, *, change: bool = False)
     if change and not item.may_change(request.user):
         raise PermissionDenied
     return item
-
-
-def _next_url(request: HttpRequest, default: str) -> str:
-    """Where a plain (no-JS) POST goes back to: the page it came from, if it is ours."""
-    target = request.POST.get("next", "")
-    if url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        return target
-    return default
 
 
 @require_GET
@@ -157,7 +147,8 @@ def favourite(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
         item.favourited_by.add(request.user)
     else:
         item.favourited_by.remove(request.user)
-    next_url = _next_url(request, item.get_absolute_url())
+    # Where a plain (no-JS) POST goes back to: the page it came from, if it is ours.
+    next_url = next_path(request, item.get_absolute_url())
     if request.htmx:
         return render_page(
             request,

@@ -8,13 +8,14 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
 from console.htmx import render_page
+from console.params import whole_numbers
 from resources import availability
 
 ROWS_PER_PAGE = 50
 
 
 def _ids(request: HttpRequest, name: str) -> list[int]:
-    return [int(value) for value in request.GET.getlist(name) if value.isdigit()]
+    return whole_numbers(request.GET.getlist(name))
 
 
 @require_GET
@@ -24,7 +25,7 @@ def cluster(request: HttpRequest) -> HttpResponse:
     spec_ids = _ids(request, "spec") + _ids(request, "specs")
     model_ids = _ids(request, "model")
     result = availability.compute(
-        request.user, request.project, spec_ids=spec_ids, model_ids=model_ids
+        request.user, request.project or None, spec_ids=spec_ids, model_ids=model_ids
     )
     page = Paginator(result.rows, ROWS_PER_PAGE).get_page(request.GET.get("page"))
     availability.describe_rows(page.object_list, result.chosen)

@@ -77,6 +77,18 @@ class TestSwitchProject:
         )
         assert response["Location"] == "/"
 
+    @pytest.mark.parametrize("target", ["\u00b2", "job_list", "-1", "//evil.example/", "a\x00b"])
+    def test_next_must_be_a_path_of_ours(self, client, alice, vision, target):
+        # redirect() takes a bare word for a view's name: "²" was a NoReverseMatch (500).
+        client.force_login(alice)
+        response = client.post("/projects/switch/", {"project": vision.pk, "next": target})
+        assert (response.status_code, response["Location"]) == (302, "/")
+
+    @pytest.mark.parametrize("project", ["\u00b2", "+1", "9" * 30, "a\x00b"])
+    def test_a_project_that_is_no_id_is_404(self, client, alice, vision, project):
+        client.force_login(alice)
+        assert client.post("/projects/switch/", {"project": project}).status_code == 404
+
     def test_get_is_not_allowed(self, client, alice):
         client.force_login(alice)
         assert client.get("/projects/switch/").status_code == 405
@@ -87,3 +99,24 @@ def test_unknown_address_gets_404_page(client, alice):
     response = client.get("/no/such/page/")
     assert response.status_code == 404
     assert b"Nothing here" in response.content
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "says"),
+    [
+        ("get", "/jobs/new/", 200, "New training job"),
+        ("post", "/jobs/new/", 422, "You are in no project"),
+        ("post", "/jobs/new/refresh/", 200, ""),
+        ("post", "/jobs/new/predict/", 200, ""),
+        ("get", "/queue/", 403, ""),
+        ("get", "/cluster/", 200, ""),
+    ],
+)
+def test_a_user_in_no_project_gets_pages_not_500(client, method, path, status, says):
+    # request.project is then a lazy object around None: false, but not None.
+    from tests.factories import UserFactory
+
+    client.force_login(UserFactory(username="newcomer"))
+    response = getattr(client, method)(path, {"name": "x"} if method == "post" else {})
+    assert response.status_code == status
+    assert says in response.content.decode()

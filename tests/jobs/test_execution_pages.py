@@ -131,7 +131,14 @@ def test_a_queued_job_says_it_has_no_log_yet(client, alice, vision, run_cluster)
 
 @pytest.mark.parametrize(
     "query",
-    ["?attempt=9", "?attempt=x", "?attempt=1&replica=nobody", "?attempt=1&offset=-1"],
+    [
+        "?attempt=9",
+        "?attempt=x",
+        "?attempt=%C2%B2",  # "²": isdigit() but not int()
+        "?attempt=1&replica=nobody",
+        "?attempt=1&offset=-1",
+        "?attempt=1&offset=%C2%B2",
+    ],
 )
 def test_bad_log_parameters_get_404_not_500(client, alice, vision, run_cluster, query):
     job = talking_job(alice, vision, run_cluster, lines=1)
@@ -145,6 +152,17 @@ def test_bad_log_parameters_get_404_not_500(client, alice, vision, run_cluster, 
     )
     for name in names:
         assert client.get(reverse(name, args=[job.pk]) + query).status_code == 404
+
+
+def test_an_offset_past_the_end_follows_from_the_end(client, alice, vision, run_cluster):
+    job = talking_job(alice, vision, run_cluster, lines=1)
+    admit_and_launch()
+    wait_for_phase(job, Phase.SUCCEEDED)
+    client.force_login(alice)
+    url = reverse("job_logs_more", args=[job.pk]) + "?attempt=1&offset=" + "9" * 18
+    response = client.get(url)
+    assert response.status_code == 200  # not an OSError from seeking there
+    assert "line 0" not in response.content.decode()
 
 
 def test_outsiders_see_no_log(client, alice, charlie, vision, run_cluster):

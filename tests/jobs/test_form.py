@@ -247,6 +247,16 @@ def test_row_buttons_work_without_javascript(as_alice, job_post, catalog):
     assert removed.context["form"].dataset_count == 1
 
 
+@pytest.mark.parametrize(
+    "action", ["remove_dataset:\u00b2", "remove_dataset:-1", "remove_dataset:" + "9" * 30]
+)
+def test_a_row_button_naming_no_row_changes_nothing(as_alice, job_post, catalog, action):
+    data = job_post(dataset_count="1", dataset_0_version=catalog["my_dataset"].pk)
+    response = as_alice.post("/jobs/new/refresh/", {**data, "row_action": action})
+    assert response.status_code == 200
+    assert response.context["form"].dataset_count == 1
+
+
 def test_refresh_shows_dependent_parts(as_alice, job_post):
     response = as_alice.post("/jobs/new/refresh/", job_post(mode="tensorflow", resume_enabled="on"))
     body = response.content.decode()
@@ -263,3 +273,22 @@ def test_clone_prefills_the_form(as_alice, alice, vision, inventory):
     form = response.context["form"]
     assert form["name"].value() == "orig-copy"
     assert list(form["specs"].value()) == [inventory["gpu"].pk]
+
+
+def test_a_second_save_of_the_same_form_is_already_submitted(alice, vision, job_post, admin):
+    # What a concurrent identical submit meets once past the form's checks (see
+    # test_concurrency.py for the real race): nothing saved, not an IntegrityError.
+    from jobs.forms.job import JobForm
+    from jobs.operations import UrgentCapReached
+    from jobs.services import AlreadySubmitted, create_job
+
+    limits.save({"urgent_jobs_per_project": 1}, admin)
+    form = JobForm(job_post(priority="1"), user=alice, project=vision)
+    assert form.is_valid(), form.errors
+    create_job(form.cleaned_data, user=alice, project=vision, form=form)
+    with pytest.raises(UrgentCapReached):
+        create_job(form.cleaned_data, user=alice, project=vision, form=form)
+    normal = {**form.cleaned_data, "priority": Priority.NORMAL}
+    with pytest.raises(AlreadySubmitted):
+        create_job(normal, user=alice, project=vision, form=form)
+    assert Job.objects.count() == 1

@@ -56,6 +56,29 @@ def test_bad_filter_values_do_not_break(client, alice):
     assert client.get("/jobs/?status=nope&spec=abc&page=999&sort=zzz").status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("query", "page", "rows"),
+    [
+        ("per_page=-1", 1, 25),
+        ("per_page=0", 1, 1),
+        ("per_page=999999", 1, 30),
+        ("per_page=10&page=99999", 3, 10),
+        ("page=\u00b2", 1, 25),
+        ("page=-3", 1, 25),
+        ("page=" + "9" * 5000, 1, 25),
+    ],
+)
+def test_paging_parameters_are_clamped(client, alice, vision, query, page, rows):
+    spec = NodeSpecFactory()
+    for _ in range(30):
+        JobFactory(owner=alice, project=vision, specs=[spec])
+    client.force_login(alice)
+    response = client.get(f"/jobs/?{query}")
+    assert response.status_code == 200
+    shown = response.context["table"].page
+    assert (shown.number, len(shown.object_list)) == (page, rows)
+
+
 def test_htmx_search_returns_the_results_fragment(client, alice, vision):
     JobFactory(owner=alice, project=vision)
     client.force_login(alice)
@@ -107,3 +130,11 @@ def test_bulk_delete_with_nothing_ticked(client, alice):
     client.force_login(alice)
     response = client.post("/jobs/delete/", {"ids": ["x"]})
     assert response.status_code == 302
+
+
+@pytest.mark.parametrize("ids", [["\u00b2"], ["\u0663"], ["9" * 40], ["-1"], ["1\x00"]])
+def test_bulk_delete_ignores_what_is_not_an_id(client, alice, vision, ids):
+    JobFactory(owner=alice, project=vision)
+    client.force_login(alice)
+    response = client.post("/jobs/delete/", {"ids": ids, "confirm": "yes"})
+    assert response.status_code == 302 and Job.objects.count() == 1

@@ -102,3 +102,13 @@ def test_someone_elses_devenv_is_404(client, alice, bob, vision):
     client.force_login(bob)
     assert client.get(f"/devenvs/{env.pk}/").status_code == 404
     assert client.get(f"/devenvs/{env.pk}/job/").status_code == 404
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "two\nlines"])
+def test_devenv_name_with_control_characters_is_refused_on_the_field(client, alice, vision, name):
+    job = JobFactory(owner=alice, project=vision)
+    client.force_login(alice)
+    response = client.post(f"/jobs/{job.pk}/devenv/", {"name": name})
+    assert response.status_code == 422 and not DevEnvironment.objects.exists()
+    body = response.content.decode()
+    assert "cannot hold control characters" in body and "is-invalid" in body

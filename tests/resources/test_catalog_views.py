@@ -244,3 +244,15 @@ class TestDetail:
         response = client.get(f"/catalog/datasets/{dataset.pk}/")
         assert response.status_code == 200
         assert "It cannot be mounted as it is stored" in response.content.decode()
+
+
+class TestFavouriteNext:
+    @pytest.mark.parametrize("target", ["\u00b2", "-1", "https://evil.example/"])
+    def test_goes_back_only_to_a_path_of_ours(self, client, alice, vision, target):
+        item = make_item("datasets", owner=alice, project=vision)
+        client.force_login(alice)
+        url = f"/catalog/datasets/{item.pk}/favourite/"
+        response = client.post(url, {"favourite": "1", "next": target})
+        assert (response.status_code, response["Location"]) == (302, item.get_absolute_url())
+        response = client.post(url, {"favourite": "1", "next": "/catalog/"})
+        assert response["Location"] == "/catalog/"

@@ -260,6 +260,8 @@ def test_logs_follow_the_output_as_it_grows(runs):
     assert (text, after) == ("one\ndeux ", cut - 1)
     assert runs.runner.logs("talk-1", "job-worker-0", after, 3)[0] == "é\n"
     assert runs.runner.logs("talk-1", "job-worker-0", offset) == ("", offset)
+    # Past the end (a seek to 10**18 fails with EINVAL) there is nothing; follow from the end.
+    assert runs.runner.logs("talk-1", "job-worker-0", 10**18) == ("", offset)
     assert runs.runner.log_size("talk-1", "job-worker-0") == offset
     with pytest.raises(UnknownWorkload):
         runs.runner.log_size("talk-1", "job-worker-9")
