@@ -75,3 +75,22 @@ class CurrentProjectMiddleware:
         request.user_projects = SimpleLazyObject(lambda: _user_projects(request))
         request.project = SimpleLazyObject(lambda: _current_project(request))
         return self.get_response(request)
+
+
+class AdminToFieldMiddleware:
+    """Django's admin takes an empty ``?_to_field=`` for the name of a field and fails on it
+    (a server error on its change and delete pages); empty means "not given", so drop it."""
+
+    PARAMETER = "_to_field"
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        for name in ("GET", "POST"):
+            values = getattr(request, name)
+            if self.PARAMETER in values and not values.get(self.PARAMETER):
+                values = values.copy()
+                del values[self.PARAMETER]
+                setattr(request, name, values)
+        return self.get_response(request)

@@ -156,6 +156,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "console.middleware.HtmxMessagesMiddleware",
     "console.middleware.CurrentProjectMiddleware",
+    "console.middleware.AdminToFieldMiddleware",
     # Last, as django-axes asks, so it sees the outcome of the login view.
     "axes.middleware.AxesMiddleware",
 ]

@@ -8,9 +8,8 @@ valid parameters; then hypothesis explores. The number of requests and the 5xx s
 written to test-artifacts/fuzz.json.
 
 More examples, or other ones: ``FUZZ_EXAMPLES=5000 FUZZ_SEED=7 pytest tests/fuzz``; every 5xx
-listed rather than the first: ``FUZZ_KEEP_GOING=1``. Not fuzzed here: usernames longer than
-150 characters at login (a change of its own fixes them in the login throttle) and an empty
-``_to_field`` in Django's admin (its own FieldDoesNotExist).
+listed rather than the first: ``FUZZ_KEEP_GOING=1``. Nothing is left out: over-long
+usernames at login and an empty ``_to_field`` in Django's admin are sent too.
 """
 
 from __future__ import annotations
