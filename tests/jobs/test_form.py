@@ -292,3 +292,14 @@ def test_a_second_save_of_the_same_form_is_already_submitted(alice, vision, job_
     with pytest.raises(AlreadySubmitted):
         create_job(normal, user=alice, project=vision, form=form)
     assert Job.objects.count() == 1
+
+
+def test_over_the_submission_limit_the_form_comes_back_as_typed(as_alice, job_post, settings):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "submit": (1, 60)}
+    assert post(as_alice, job_post(name="first")).status_code == 302
+    response = post(as_alice, job_post(name="second", command="python keep-me.py"))
+    assert response.status_code == 429 and response["Retry-After"]
+    page = response.content.decode()
+    assert 'value="second"' in page and "keep-me.py" in page
+    assert "Too many job submissions" in page
+    assert not Job.objects.filter(name="second").exists()
