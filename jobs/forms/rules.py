@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from django import forms
+from django.db.models import Q
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -62,7 +63,10 @@ def check_output_in_use(form, data) -> None:
     path = data.get("output_path")
     if not path:
         return
-    for job in Job.objects.live().exclude(output_path="").only("name", "output_path", "owner"):
+    # Equal, above it, or inside it: one query among the live jobs, not a loop over them.
+    inside = Q(output_path__startswith=path.rstrip("/") + "/")
+    nearby = Q(output_path__in=storage.enclosing_folders(path)) | inside
+    for job in Job.objects.live().filter(nearby).only("name", "output_path")[:1]:
         if storage.overlap(job.output_path, path):
             form.add_error(
                 "output_path",
