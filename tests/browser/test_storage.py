@@ -60,3 +60,41 @@ def test_another_users_output_folder_is_refused_in_both_languages(page, demo):  
     assert job.output_path == f"users/bob/outputs/peek-{job.pk}"
     expect(p.locator("[data-testid=output-folder]")).to_contain_text(job.output_path)
     page.shot("job-detail-own-output-zh")
+
+
+def test_a_clone_starts_afresh_unless_it_resumes_on_purpose(page, demo):  # noqa: F811
+    job = Job.objects.get(name="resnet-baseline")
+    log_in(page, "alice")
+    page.goto(f"/jobs/{job.pk}/clone/")
+    p = page.page
+    notice = p.locator("[data-testid=clone-outputs]")
+    expect(notice).to_contain_text("writes to a new folder of its own")
+    assert p.input_value("#id_output_path") == ""
+    page.shot("job-clone-afresh")
+    p.click("[data-testid=resume-link]")
+    expect(notice).to_contain_text("resumes from the checkpoints there")
+    assert p.input_value("#id_output_path") == job.output_path
+    page.shot("job-clone-resume")
+
+
+def test_the_queue_lists_only_what_the_reader_may_see(page, demo):  # noqa: F811
+    from console.sharing import Access
+    from jobs.scheduling.db import run_pass
+    from tests.jobs.factories import JobFactory
+
+    alice = Job.objects.get(name="sweep-large").owner
+    JobFactory(
+        owner=alice, project=Job.objects.get(name="sweep-large").project, name="secret-sweep",
+        others_access=Access.NONE, specs=list(Job.objects.get(name="sweep-large").specs.all()),
+    )  # fmt: skip
+    run_pass()
+    log_in(page, "bob")
+    page.goto("/queue/")
+    p = page.page
+    expect(p.locator("[data-job=sweep-large]")).to_be_visible()
+    expect(p.locator("[data-job=secret-sweep]")).to_have_count(0)
+    expect(p.locator("[data-testid=hidden-jobs]")).to_contain_text(
+        "1 more queued job is not shared with you"
+    )
+    assert p.locator("form.queue-priority").count() == 0  # bob may change none of them
+    page.shot("queue-as-member")
