@@ -46,7 +46,7 @@ def test_tensorflow_ps_and_workers_each_see_their_tf_config(alice, vision, run_c
     admit_and_launch()
     job = wait_for_phase(job, Phase.SUCCEEDED, Phase.ERROR)
     seen = logs(job)
-    assert job.phase == Phase.SUCCEEDED, (job.reason, seen)
+    assert job.phase == Phase.SUCCEEDED, f"{job.reason}\n" + "\n".join(seen.values())
     assert set(seen) == {f"{job.name}-worker-0", f"{job.name}-worker-1", f"{job.name}-ps-0"}
     for name in (f"{job.name}-worker-0", f"{job.name}-worker-1"):
         assert "TF_CONFIG" in seen[name]
@@ -57,7 +57,7 @@ def test_deepspeed_workers_find_the_hostfile(alice, vision, run_cluster):
     admit_and_launch()
     job = wait_for_phase(job, Phase.SUCCEEDED, Phase.ERROR)
     seen = logs(job)
-    assert job.phase == Phase.SUCCEEDED, (job.reason, seen)
+    assert job.phase == Phase.SUCCEEDED, f"{job.reason}\n" + "\n".join(seen.values())
     assert all("hostfile" in text for text in seen.values())
 
 
@@ -74,7 +74,7 @@ def test_pytorch_variables_on_every_node_for_a_command_run_as_typed(alice, visio
     admit_and_launch()
     job = wait_for_phase(job, Phase.SUCCEEDED, Phase.ERROR)
     seen = logs(job)
-    assert job.phase == Phase.SUCCEEDED, (job.reason, seen)
+    assert job.phase == Phase.SUCCEEDED, f"{job.reason}\n" + "\n".join(seen.values())
     assert all("MASTER_ADDR" in text for text in seen.values())
 
 
@@ -102,7 +102,7 @@ def test_an_mpi_job_runs_every_rank_under_openmpi(alice, vision, run_cluster):
     admit_and_launch()
     job = wait_for_phase(job, Phase.SUCCEEDED, Phase.ERROR, timeout=60)
     seen = logs(job)
-    assert job.phase == Phase.SUCCEEDED, (job.reason, seen)
+    assert job.phase == Phase.SUCCEEDED, f"{job.reason}\n" + "\n".join(seen.values())
     entry = seen[f"{job.name}-worker-0"]
     assert "rank 0 of 2" in entry and "rank 1 of 2" in entry  # worker 0 launched both
 
@@ -156,7 +156,7 @@ def test_a_two_node_pytorch_job_trains_with_ddp_and_succeeds(
     admit_and_launch()
     job = wait_for_phase(job, Phase.SUCCEEDED, Phase.ERROR, timeout=120)
     seen = logs(job)
-    assert job.phase == Phase.SUCCEEDED, (job.reason, seen)
+    assert job.phase == Phase.SUCCEEDED, f"{job.reason}\n" + "\n".join(seen.values())
     entry = seen[f"{job.name}-worker-0"]
     assert "2 process(es)" in entry  # one per node: WORLD_SIZE 2 through the launcher
     assert re.search(r"this iteration hardware time is [\d.]+ and e2e time is [\d.]+ ms", entry)

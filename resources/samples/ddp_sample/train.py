@@ -207,6 +207,9 @@ def main(argv=None) -> int:
             stopped = True
             break
     if distributed:
+        # Every rank reaches the end before any leaves: rank 0 holds the rendezvous store,
+        # and a peer still talking to it when it is gone aborts (SIGABRT) instead of ending.
+        dist.barrier()
         dist.destroy_process_group()
     if stopped:
         return STOPPED_EXIT_CODE
