@@ -39,6 +39,14 @@ def _path(job: Job) -> str:
     return ":".join([*entries, DEFAULT_PATH]) if entries else ""
 
 
+def _gang(job: Job, replicas: int, workers: int) -> int:
+    """How many replicas must start together: all of them, or with an elastic minimum that
+    many workers and every parameter server."""
+    if job.elastic_min_nodes and job.elastic_min_nodes < workers:
+        return job.elastic_min_nodes + (replicas - workers)
+    return replicas
+
+
 def _worker_index(replica: str) -> int:
     return int(replica.rsplit("-", 1)[-1]) if replica.rsplit("-", 1)[-1].isdigit() else 0
 
@@ -97,5 +105,12 @@ def build(job: Job, number: int, subtask=None) -> Workload:
         wait_for_peers=plan.wait_for_peers,
         peer_timeout_seconds=settings.PEER_TIMEOUT_SECONDS,
         run_as=identity.run_as_for(job.owner),
+        image=job.image.reference if job.image_id else "",
+        labels={
+            "console.io/job": str(job.pk),
+            "console.io/attempt": str(number),
+            "console.io/owner": str(job.owner_id),
+        },
+        min_available=_gang(job, len(replicas), len(placed)),
     )
     return workload

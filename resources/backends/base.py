@@ -132,11 +132,17 @@ class Workload:
     replica failed, or the awaited ones succeeded and the peers are stopped); a stop request
     brings its own. ``workdir_name``: the folder the backend keeps its files in (default: id).
     ``run_as``: whose processes they are (None: the backend's own unprivileged default).
+    The last four fields are for clusters; the local backend runs the runtime on ``PATH``
+    and admits gangs itself.
     """
 
     id: str
     replicas: tuple[ReplicaSpec, ...]
     run_as: RunAs | None = None
+    image: str = ""  # the container image (a cluster runs it; the local backend does not)
+    labels: dict[str, str] = field(default_factory=dict)  # e.g. the job, attempt and owner
+    min_available: int = 0  # the gang: replicas that must start together (0: all of them)
+    priority_class: str = ""  # a cluster's PriorityClass for the job's priority
     graceful_seconds: int = 30
     wait_for_peers: bool = False
     peer_timeout_seconds: int = 60

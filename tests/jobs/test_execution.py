@@ -246,3 +246,26 @@ def test_a_crash_at_start_shows_its_reason_and_traceback_on_the_page(
     client.cookies["django_language"] = "zh-hans"
     page = client.get(job.get_absolute_url(), headers={"Accept-Language": "zh-hans"})
     assert "运行失败：worker 0 exited with code 1。" in page.content.decode()
+
+
+def test_the_workload_carries_what_a_cluster_needs(alice, bob, vision, run_cluster):
+    """Identity, image, labels and gang come from the job, whichever backend runs it."""
+    from jobs.execution import workloads
+    from jobs.scheduling.db import run_pass
+    from resources import identity
+
+    job = make_job(alice, vision, run_cluster["gpu"], mode="pytorch", node_count=2)
+    job.elastic_min_nodes = 1
+    job.save(update_fields=["elastic_min_nodes"])
+    run_pass()
+    workload = workloads.build(job, 3)
+    assert workload.run_as.uid == identity.user_number(alice.pk) == workload.run_as.gid
+    assert workload.run_as.groups == (identity.project_number(vision.pk),)
+    assert workload.image == job.image.reference
+    assert workload.labels == {
+        "console.io/job": str(job.pk),
+        "console.io/attempt": "3",
+        "console.io/owner": str(alice.pk),
+    }
+    assert workload.min_available == 1
+    assert identity.run_as_for(bob).uid != workload.run_as.uid
