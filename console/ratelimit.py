@@ -11,6 +11,7 @@ what to wait for, and the view does not run.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import time
@@ -23,7 +24,7 @@ from django.contrib.messages.storage.base import Message
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -76,28 +77,36 @@ def refusal(kind: str, wait: int) -> str:
     )  # fmt: skip
 
 
-def too_many(request: HttpRequest, kind: str, wait: int) -> HttpResponse:
+def too_many(request: HttpRequest, kind: str, wait: int, back: str = "") -> HttpResponse:
     """The 429: under htmx only the messages area (console.js shows it in place), otherwise
-    a page in the layout with a way back."""
+    a page in the layout with a way back (``back``, the view's own page; else the dashboard)."""
     text = refusal(kind, wait)
     if getattr(request, "htmx", False):
         response = render(
             request, "includes/messages.html", {"messages": [Message(ERROR, text)]}, status=429
         )
     else:
-        back = request.headers.get("Referer", "")
-        if not url_has_allowed_host_and_scheme(
-            back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-        ):
-            back = ""
         response = render(request, "429.html", {"text": text, "back": back}, status=429)
     response["Retry-After"] = str(wait)
     return response
 
 
-def rate_limited(kind: str) -> Callable:
+def _way_back(name: str | tuple[str, ...], kwargs: dict) -> str:
+    """The page a refused write came from: the first address of ``name`` (one or several)
+    that takes the view's own arguments (``job_detail`` and the job's pk), or fewer of them
+    (the kind without the pk), or none."""
+    without_pk = {key: value for key, value in kwargs.items() if key != "pk"}
+    for names in (name,) if isinstance(name, str) else name:
+        for given in (kwargs, without_pk, {}):
+            with contextlib.suppress(NoReverseMatch):
+                return reverse(names, kwargs=given) if names else ""
+    return ""
+
+
+def rate_limited(kind: str, back: str | tuple[str, ...] = "") -> Callable:
     """Count a signed-in user's POSTs to the view as ``kind``; refuse those over the limit.
-    Put it next to the view (under ``login_required``), so only real users' writes count."""
+    Put it next to the view (under ``login_required``), so only real users' writes count.
+    ``back``: the name of the page the refusal leads back to (given the view's arguments)."""
     if kind not in KINDS:
         raise ValueError(f"unknown rate limit kind {kind!r}")
 
@@ -107,7 +116,7 @@ def rate_limited(kind: str) -> Callable:
             if request.method == "POST" and request.user.is_authenticated:
                 wait = hit(kind, request.user)
                 if wait is not None:
-                    return too_many(request, kind, wait)
+                    return too_many(request, kind, wait, _way_back(back, kwargs))
             return view(request, *args, **kwargs)
 
         return wrapper

@@ -20,7 +20,7 @@ HISTORY_SHOWN = 20
 
 @require_http_methods(["GET", "POST"])
 @staff_required
-@rate_limited("settings")
+@rate_limited("settings", back="settings")
 def settings_page(request: HttpRequest) -> HttpResponse:
     form_class = limits.settings_form_class()
     if request.method == "POST":

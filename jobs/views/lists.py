@@ -68,7 +68,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-@rate_limited("job_change")
+@rate_limited("job_change", back="job_list")
 def bulk_delete(request: HttpRequest) -> HttpResponse:
     ids = set(whole_numbers(request.POST.getlist("ids")))
     jobs = list(annotated_jobs(request.user).filter(pk__in=ids))

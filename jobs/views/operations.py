@@ -36,7 +36,7 @@ def _refused(request, job, exc: operations.NotApplicable) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("job_change")
+@rate_limited("job_change", back="job_detail")
 def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     if request.method == "GET":
@@ -50,7 +50,7 @@ def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("job_change")
+@rate_limited("job_change", back="job_detail")
 def job_delete(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     if request.method == "GET":
@@ -63,7 +63,7 @@ def job_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["POST"])
 @login_required
-@rate_limited("job_change")
+@rate_limited("job_change", back="job_detail")
 def job_duration(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     hours = whole_number(request.POST.get("hours"))
@@ -78,7 +78,7 @@ def job_duration(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["POST"])
 @login_required
-@rate_limited("priority")
+@rate_limited("priority", back="job_detail")
 def job_priority(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk, change=True)
     priority = whole_number(request.POST.get("priority"))
@@ -93,7 +93,7 @@ def job_priority(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("devenv")
+@rate_limited("devenv", back="job_detail")
 def job_devenv(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may = get_job_for_user(request.user, pk)
     # A job's name has at most 40 characters too: shorten it before the suffix.

@@ -101,7 +101,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-@rate_limited("priority")
+@rate_limited("priority", back="queue")
 def queue_priority(request: HttpRequest, pk: int) -> HttpResponse:
     """O7 from the queue page: the same right as on the job's page (SPEC P: read-write)."""
     job, _may = get_job_for_user(request.user, pk, change=True)

@@ -136,7 +136,7 @@ def detail(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
 
 @require_POST
 @login_required
-@rate_limited("catalog")
+@rate_limited("catalog", back=("catalog:detail", "catalog:list"))
 def favourite(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
     """Set (not toggle) the favourite state the button showed, so a double submit is harmless."""
     if not kind.favouritable:
@@ -187,7 +187,7 @@ def _form_page(request, kind: Kind, form, *, item=None, title: str, status: int)
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("catalog")
+@rate_limited("catalog", back=("catalog:detail", "catalog:list"))
 def create(request: HttpRequest, kind: Kind) -> HttpResponse:
     form_class = item_form_class(kind)
     options = {"kind": kind, "user": request.user, "owner": request.user}
@@ -206,7 +206,7 @@ def create(request: HttpRequest, kind: Kind) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("catalog")
+@rate_limited("catalog", back=("catalog:detail", "catalog:list"))
 def edit(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
     item = get_item(request, kind, pk, change=True)
     form_class = item_form_class(kind)
@@ -227,7 +227,7 @@ def edit(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("catalog")
+@rate_limited("catalog", back=("catalog:detail", "catalog:list"))
 def add_version(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
     if not kind.versioned:
         raise Http404
@@ -257,7 +257,7 @@ def add_version(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("catalog")
+@rate_limited("catalog", back=("catalog:detail", "catalog:list"))
 def delete(request: HttpRequest, kind: Kind, pk: int) -> HttpResponse:
     item = get_item(request, kind, pk, change=True)
     if request.method == "POST":

@@ -118,7 +118,7 @@ def inventory_list(request: HttpRequest, kind: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @staff_required
-@rate_limited("settings")
+@rate_limited("settings", back="inventory_list")
 def inventory_edit(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResponse:
     spec = _kind(kind)
     obj = get_object_or_404(spec.model, pk=pk) if pk else None
@@ -141,7 +141,7 @@ def inventory_edit(request: HttpRequest, kind: str, pk: int | None = None) -> Ht
 
 @require_http_methods(["GET", "POST"])
 @staff_required
-@rate_limited("settings")
+@rate_limited("settings", back="inventory_list")
 def inventory_retire(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     spec = _kind(kind)
     obj = get_object_or_404(spec.model, pk=pk, retired_at__isnull=True)
