@@ -279,8 +279,11 @@ LOGGING = {
 
 PORT = config.env_int("PORT", 8000, low=1, high=65535)
 
-# Where jobs run: "local" (processes on this machine) or "kubernetes".
-EXECUTION_BACKEND = config.env_choice("EXECUTION_BACKEND", "local", ["local", "kubernetes"])
+# Whether this machine runs jobs itself ("local": the nodes LOCAL_NODES describes) or only
+# the Kubernetes clusters admins add in the settings do ("none").
+EXECUTION_BACKEND = config.env_choice("EXECUTION_BACKEND", "local", ["local", "none"])
+# Seals cluster credentials at rest (console/sealed.py); default: derived from SECRET_KEY.
+CREDENTIALS_KEY = config.env_str("CREDENTIALS_KEY")
 # The local backend's nodes: name:cpu:memoryGiB[:boards x model[/slices]], comma-separated.
 LOCAL_NODES = config.env_str(
     "LOCAL_NODES",
@@ -299,9 +302,8 @@ JOB_UID_BASE = config.env_int("JOB_UID_BASE", 200000, low=1000, high=2**31 - 2**
 JOB_GID_BASE = config.env_int("JOB_GID_BASE", 300000, low=1000, high=2**31 - 2**22)
 # How often running jobs' CPU, memory and accelerator use is sampled for the charts.
 USAGE_SECONDS = config.env_int("USAGE_SECONDS", 10, low=1)
-# Kubernetes: a kubeconfig file (default: in-cluster config, then ~/.kube/config).
-KUBECONFIG = config.env_str("KUBECONFIG")
-KUBERNETES_NAMESPACE = config.env_str("KUBERNETES_NAMESPACE", "default")
+# The console's copy of cluster jobs' logs (read by the web, written by the worker).
+CLUSTER_LOGS_DIR = Path(config.env_str("CLUSTER_LOGS_DIR") or VAR_DIR / "cluster-logs").resolve()
 # Node labels the Kubernetes backend reads (and the pool label the console honours).
 KUBERNETES_POOL_LABEL = config.env_str("KUBERNETES_POOL_LABEL", "console.io/pool")
 # Files of catalog items (datasets, algorithms, models, volumes) for the local backend.

@@ -15,6 +15,7 @@ from console import limits
 from jobs import lifecycle
 from jobs.models import Job, JobEvent, Phase
 from jobs.words import said
+from resources.backends.base import BackendError
 
 log = logging.getLogger(__name__)
 
@@ -71,12 +72,21 @@ def sync_runs() -> int:
     return runs.sync()
 
 
-@shared_task
-def clean_up(workload_id: str) -> None:
-    """Kill what is left of a deleted job's workload and remove its files and logs."""
-    from jobs.execution import runs
+@shared_task(autoretry_for=(BackendError,), retry_backoff=5, max_retries=8)
+def clean_up(workload_id: str, cluster_id: int | None = None) -> None:
+    """Kill what is left of a deleted job's workload and remove its files and logs (retried
+    while its cluster does not answer)."""
+    from resources.clusters import backend_of
 
-    runs.backend().cleanup(workload_id)
+    backend_of(cluster_id).cleanup(workload_id)
+
+
+@shared_task(autoretry_for=(BackendError,), retry_backoff=2, max_retries=10)
+def stop_workload(workload_id: str, cluster_id: int | None, graceful_seconds: int) -> None:
+    """Stop a workload on its cluster (retried while the cluster does not answer)."""
+    from resources.clusters import backend_of
+
+    backend_of(cluster_id).stop(workload_id, graceful_seconds)
 
 
 @worker_ready.connect

@@ -37,9 +37,17 @@ class SyncReport:
 
 
 HARDWARE_FIELDS = (
-    "status", "os_image", "kernel", "cpu_millicores", "memory_mib", "accelerator_model_id",
-    "board_count", "slices_per_board", "driver_version_id", "labels",
-)  # fmt: skip
+    "status",
+    "os_image",
+    "kernel",
+    "cpu_millicores",
+    "memory_mib",
+    "accelerator_model_id",
+    "board_count",
+    "slices_per_board",
+    "driver_version_id",
+    "labels",
+)
 
 
 def _accelerator(info: NodeInfo, cache: dict) -> AcceleratorModel | None:
@@ -64,15 +72,25 @@ def _driver(info: NodeInfo, kind: str, cache: dict) -> DriverVersion | None:
 
 
 @transaction.atomic
-def sync(source: str, infos: list[NodeInfo], pool_label: str = "") -> SyncReport:
-    """Apply one backend's report. ``source`` names the backend (nodes of other sources and
-    manual ones are left alone)."""
+def sync(
+    source: str,
+    infos: list[NodeInfo],
+    pool_label: str = "",
+    cluster=None,
+    default_pool: ResourcePool | None = None,
+) -> SyncReport:
+    """Apply one backend's report. ``source`` names the backend and ``cluster`` (None: the
+    local backend) which of its clusters (nodes of others and manual ones are left alone).
+    A new node goes into the pool its ``pool_label`` names, else into ``default_pool``."""
     report = SyncReport()
     now = timezone.now()
     models: dict = {}
     drivers: dict = {}
     pools = {pool.name: pool for pool in ResourcePool.objects.all()}
-    existing = {node.name: node for node in Node.objects.select_for_update().filter(source=source)}
+    existing = {
+        node.name: node
+        for node in Node.objects.select_for_update().filter(source=source, cluster=cluster)
+    }
     for info in infos:
         model = _accelerator(info, models)
         wanted = {
@@ -95,7 +113,12 @@ def sync(source: str, infos: list[NodeInfo], pool_label: str = "") -> SyncReport
                 continue  # a manual node or another backend's: not ours to change
             pool = pools.get(info.labels.get(pool_label, "")) if pool_label else None
             Node.objects.create(
-                name=info.name, source=source, last_heartbeat=now, pool=pool, **wanted
+                name=info.name,
+                source=source,
+                cluster=cluster,
+                last_heartbeat=now,
+                pool=pool or default_pool,
+                **wanted,
             )
             report.created.append(info.name)
             continue

@@ -8,16 +8,34 @@ from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 
-from resources import backends, hooks
+from resources import backends, clusters, hooks
 from resources.backends.base import BackendError
 from resources.inventory import SyncReport, sync
+from resources.models import Cluster
 
 log = logging.getLogger(__name__)
 
 
 def sync_from_backend() -> SyncReport:
-    backend = backends.active()
-    report = sync(backend.name, backend.inventory(), settings.KUBERNETES_POOL_LABEL)
+    """The local backend's nodes (none unless EXECUTION_BACKEND is "local")."""
+    backend = backends.local()
+    return _changed(sync(backend.name, backend.inventory(), settings.KUBERNETES_POOL_LABEL))
+
+
+def sync_cluster(cluster: Cluster) -> SyncReport:
+    backend = clusters.backend_for(cluster)
+    return _changed(
+        sync(
+            backend.name,
+            backend.inventory(),
+            settings.KUBERNETES_POOL_LABEL,
+            cluster=cluster,
+            default_pool=cluster.default_pool,
+        )
+    )
+
+
+def _changed(report: SyncReport) -> SyncReport:
     if report.changed:
         for listener in hooks.inventory_listeners:
             transaction.on_commit(listener)
@@ -26,11 +44,17 @@ def sync_from_backend() -> SyncReport:
 
 @shared_task
 def sync_inventory() -> None:
-    """Periodic: read the backend's nodes. A duplicate run finds nothing to change."""
-    try:
-        report = sync_from_backend()
-    except BackendError as exc:
-        log.warning("inventory sync skipped: %s", exc)
-        return
-    if report.changed:
-        log.info("inventory sync: %s", report)
+    """Periodic: read every backend's nodes. A duplicate run finds nothing to change; a
+    cluster that does not answer keeps its nodes as they were until it does."""
+    sources = [("local", sync_from_backend)] + [
+        (cluster.name, lambda c=cluster: sync_cluster(c))
+        for cluster in Cluster.objects.live().select_related("default_pool")
+    ]
+    for name, run in sources:
+        try:
+            report = run()
+        except BackendError as exc:
+            log.warning("inventory sync of %s skipped: %s", name, exc)
+            continue
+        if report.changed:
+            log.info("inventory sync of %s: %s", name, report)

@@ -23,7 +23,7 @@ from jobs.execution import workloads
 from jobs.models import Attempt, Job, JobEvent, JobType, Phase, SubTask, UsageSample
 from jobs.operations import NotApplicable, release
 from jobs.words import said
-from resources import backends
+from resources import clusters
 from resources.backends.base import (
     BackendError,
     ReplicaState,
@@ -31,6 +31,7 @@ from resources.backends.base import (
     WorkloadState,
     WorkloadStatus,
 )
+from resources.backends.k8s_api import ApiUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,9 @@ LAUNCH_GRACE_SECONDS = 10
 SUBMIT_SECONDS = 180
 
 
-def backend():
-    return backends.active()
+def backend(attempt: Attempt | None = None):
+    """The backend an attempt runs on: its cluster's, or the local backend."""
+    return clusters.backend_of(attempt.cluster_id if attempt is not None else None)
 
 
 # --- start ---------------------------------------------------------------------------------
@@ -73,7 +75,9 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
     number = (job.attempts.aggregate(n=Max("number"))["n"] or 0) + 1
     try:
         workload = workloads.build(job, number, subtask)
-    except (ValueError, KeyError) as exc:
+        cluster_id = workloads.cluster_of(job)
+        runner = clusters.backend_of(cluster_id)
+    except (ValueError, KeyError, BackendError) as exc:
         _fail_to_launch(job, str(exc))
         return None
     replicas = [
@@ -97,14 +101,12 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
             job=job,
             number=number,
             subtask=subtask,
-            backend=backend().name,
+            backend=runner.name,
+            cluster_id=cluster_id,
             workload_id=workload.id,
             replicas=replicas,
         )
-    try:
-        backend().submit(workload)
-    except (BackendError, ValueError, OSError) as exc:
-        _end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=f"could not start: {exc}"))
+    if not _submit(attempt, workload, runner):
         return None
     attempt.submitted_at = timezone.now()
     Attempt.objects.filter(pk=attempt.pk).update(submitted_at=attempt.submitted_at)
@@ -122,8 +124,48 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
     # A stop that came between the attempt's row and the submit found nothing to stop.
     attempt.refresh_from_db(fields=["stop_cause"])
     if attempt.stop_cause:
-        backend().stop(attempt.workload_id, job.graceful_shutdown_seconds)
+        runner.stop(attempt.workload_id, job.graceful_shutdown_seconds)
     return attempt
+
+
+def _submit(attempt: Attempt, workload, runner) -> bool:
+    """Hand the workload to its backend. A cluster that does not answer is asked again by
+    the sync (the submit is idempotent) until SUBMIT_SECONDS; anything else ends the
+    attempt, with the reason as the job's last event."""
+    try:
+        runner.submit(workload)
+    except ApiUnavailable as exc:
+        tries = attempt.submit_tries + 1
+        Attempt.objects.filter(pk=attempt.pk).update(submit_tries=tries, reason=str(exc)[:500])
+        attempt.submit_tries = tries
+        if tries == 1:
+            lifecycle.record(
+                attempt.job,
+                said(
+                    gettext_noop("The cluster does not answer (%(reason)s): trying again."),
+                    reason=str(exc),
+                ),
+                kind=JobEvent.Kind.WARNING,
+            )
+        return False
+    except (BackendError, ValueError, OSError) as exc:
+        _end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=f"could not start: {exc}"))
+        return False
+    return True
+
+
+def _submit_again(attempt: Attempt) -> None:
+    """Retry a submit the cluster did not answer, with a growing pause between tries."""
+    waited = sum(min(30, 2**i) for i in range(1, attempt.submit_tries + 1))
+    if timezone.now() - attempt.created_at < timedelta(seconds=waited):
+        return
+    job = attempt.job
+    workload = workloads.build(job, attempt.number, attempt.subtask)
+    if _submit(attempt, workload, backend(attempt)):
+        now = timezone.now()
+        Attempt.objects.filter(pk=attempt.pk).update(submitted_at=now, reason="")
+        attempt.submitted_at, attempt.reason = now, ""
+        lifecycle.record(job, said(gettext_noop("The cluster answers again: submitted.")))
 
 
 def _fail_to_launch(job: Job, reason: str) -> None:
@@ -154,8 +196,17 @@ def sync() -> int:
         "pk", flat=True
     ):
         start(pk)
-    live = list(Attempt.objects.filter(ended_at__isnull=True).select_related("job"))
+    live = list(Attempt.objects.filter(ended_at__isnull=True).select_related("job", "subtask"))
+    unreachable: dict[int, str] = {}
+    for cluster_id in {a.cluster_id for a in live if a.cluster_id is not None}:
+        try:  # one look at the whole cluster; each poll below reads from it
+            clusters.backend_of(cluster_id).refresh()
+        except BackendError as exc:
+            unreachable[cluster_id] = str(exc)
     for attempt in live:
+        if attempt.cluster_id in unreachable:
+            _unreachable(attempt, unreachable[attempt.cluster_id])
+            continue
         try:
             follow(attempt)
         except BackendError as exc:  # the backend did not answer: try again next time
@@ -163,27 +214,84 @@ def sync() -> int:
     return len(live)
 
 
+UNREACHABLE = "The cluster does not answer"
+
+
+def _unreachable(attempt: Attempt, why: str) -> None:
+    """Its cluster's API does not answer: said once on the job; nothing else changes (the
+    job keeps running there, and is followed again when the API is back)."""
+    if attempt.reason.startswith(UNREACHABLE):
+        return
+    reason = f"{UNREACHABLE} ({why})"[:500]
+    Attempt.objects.filter(pk=attempt.pk).update(reason=reason)
+    attempt.reason = reason
+    lifecycle.record(
+        attempt.job,
+        said(
+            gettext_noop(
+                "The cluster does not answer (%(reason)s): the job is followed again when it does."
+            ),
+            reason=why,
+        ),
+        kind=JobEvent.Kind.WARNING,
+    )
+
+
 def follow(attempt: Attempt) -> str:
     """One look at one attempt; returns its state afterwards."""
     if attempt.submitted_at is None:
-        # Another worker is submitting it right now, or died doing so.
+        # Another worker is submitting it right now, or died doing so, or the cluster did
+        # not answer the submit (then it is retried here).
         if timezone.now() - attempt.created_at > timedelta(seconds=SUBMIT_SECONDS):
-            reason = "it was never started (the worker launching it stopped)"
+            reason = (
+                f"the cluster never accepted it ({attempt.reason})"
+                if attempt.submit_tries
+                else "it was never started (the worker launching it stopped)"
+            )
             _end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=reason))
+        elif attempt.submit_tries:
+            _submit_again(attempt)
         return attempt.state
     try:
-        status = backend().poll(attempt.workload_id)
-    except UnknownWorkload:
-        status = WorkloadStatus(WorkloadState.FAILED, reason="the backend lost track of it")
+        status = backend(attempt).poll(attempt.workload_id)
+    except UnknownWorkload as exc:
+        if attempt.stop_cause:  # deleted on our request: every process has ended
+            status = WorkloadStatus(WorkloadState.STOPPED)
+        else:
+            status = WorkloadStatus(
+                WorkloadState.FAILED, reason=str(exc) or "the backend lost track of it"
+            )
     if status.state.finished:
         _end(attempt, status)
         return attempt.state
+    if attempt.cluster_id is not None:
+        _tell_why(attempt, status)
     if status.state == WorkloadState.RUNNING and attempt.state == Attempt.State.STARTING:
         _running(attempt)
     if attempt.state == Attempt.State.RUNNING:
         _expire_if_due(attempt)
         _sample(attempt)
     return attempt.state
+
+
+def _tell_why(attempt: Attempt, status: WorkloadStatus) -> None:
+    """A cluster says why a job waits (the queue, the scheduler, an image it cannot pull):
+    each new reason once, as an event on the job."""
+    reason = status.reason[:500]
+    if reason == attempt.reason or reason == "stopping":
+        return
+    back = attempt.reason.startswith(UNREACHABLE)
+    Attempt.objects.filter(pk=attempt.pk).update(reason=reason)
+    attempt.reason = reason
+    if back:
+        lifecycle.record(attempt.job, said(gettext_noop("The cluster answers again.")))
+    if reason:
+        trouble = "Err" in reason or "BackOff" in reason
+        lifecycle.record(
+            attempt.job,
+            said(gettext_noop("On the cluster: %(reason)s"), reason=reason),
+            kind=JobEvent.Kind.WARNING if trouble else JobEvent.Kind.INFO,
+        )
 
 
 def _running(attempt: Attempt) -> None:
@@ -233,7 +341,7 @@ def _expire_if_due(attempt: Attempt) -> None:
             ),
             kind=JobEvent.Kind.WARNING,
         )
-        backend().stop(attempt.workload_id, job.graceful_shutdown_seconds)
+        backend(attempt).stop(attempt.workload_id, job.graceful_shutdown_seconds)
 
 
 def _sample(attempt: Attempt) -> None:
@@ -243,7 +351,7 @@ def _sample(attempt: Attempt) -> None:
     )
     if not due:
         return
-    samples = backend().usage(attempt.workload_id)
+    samples = backend(attempt).usage(attempt.workload_id)
     UsageSample.objects.bulk_create(
         UsageSample(
             attempt=attempt,
@@ -347,15 +455,17 @@ def request_stop(job: Job, user) -> bool:
         actor=user,
     )
     seconds = job.graceful_shutdown_seconds
-    workload = attempt.workload_id
-    transaction.on_commit(lambda: _stop_now(workload, seconds))
+    transaction.on_commit(lambda: _stop_now(attempt, seconds))
     return True
 
 
-def _stop_now(workload: str, seconds: int) -> None:
-    backend().stop(workload, seconds)
-    from jobs.tasks import sync_runs
+def _stop_now(attempt: Attempt, seconds: int) -> None:
+    from jobs.tasks import stop_workload, sync_runs
 
+    if attempt.cluster_id is None:
+        backend(attempt).stop(attempt.workload_id, seconds)
+    else:  # a cluster may be slow to answer: not in the web request
+        stop_workload.delay(attempt.workload_id, attempt.cluster_id, seconds)
     sync_runs.apply_async(countdown=1)
 
 
@@ -364,8 +474,10 @@ def forget(job: Job) -> None:
     from jobs.tasks import clean_up
 
     seconds = job.graceful_shutdown_seconds + 5
-    for workload in job.attempts.values_list("workload_id", flat=True):
-        transaction.on_commit(lambda w=workload: clean_up.apply_async((w,), countdown=seconds))
+    for workload, cluster in job.attempts.values_list("workload_id", "cluster_id"):
+        transaction.on_commit(
+            lambda w=workload, c=cluster: clean_up.apply_async((w, c), countdown=seconds)
+        )
 
 
 # --- a worker (re)starts ---------------------------------------------------------------------
@@ -373,6 +485,6 @@ def forget(job: Job) -> None:
 
 def recover() -> int:
     """Kill orphans the backend finds and follow what is left; returns the orphans killed."""
-    found = backend().recover()
+    found = backend().recover()  # the local backend's orphans; clusters keep their own
     sync()
     return sum(item.killed_processes for item in found)

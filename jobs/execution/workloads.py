@@ -114,3 +114,16 @@ def build(job: Job, number: int, subtask=None) -> Workload:
         min_available=_gang(job, len(replicas), len(placed)),
     )
     return workload
+
+
+def cluster_of(job: Job) -> int | None:
+    """The cluster the job's nodes are in (None: the local backend); ValueError when they
+    lie in more than one, which no launch can span."""
+    found = set(
+        Allocation.objects.live()
+        .filter(holder_kind=Allocation.Holder.JOB, holder_id=job.pk)
+        .values_list("node__cluster_id", flat=True)
+    )
+    if len(found) > 1:
+        raise ValueError("its nodes lie in more than one cluster: a job runs on one")
+    return found.pop() if found else None

@@ -28,6 +28,10 @@ class Attempt(models.Model):
         "jobs.SubTask", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     backend = models.CharField(max_length=20)
+    # Where it runs when ``backend`` is "kubernetes".
+    cluster = models.ForeignKey(
+        "resources.Cluster", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     workload_id = models.CharField(max_length=80, unique=True)
     state = models.CharField(max_length=10, choices=State, default=State.STARTING)
     stop_cause = models.CharField(max_length=8, choices=StopCause, blank=True, default="")
@@ -36,6 +40,8 @@ class Attempt(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     # Set once the backend accepted the workload: until then a poll finding nothing is no news.
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # Submits the cluster did not answer (retried by the sync until SUBMIT_SECONDS).
+    submit_tries = models.PositiveSmallIntegerField(default=0)
     running_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     exit_code = models.IntegerField(null=True, blank=True)

@@ -75,8 +75,8 @@ def log_context(job: Job, request: HttpRequest) -> dict:
         "cut": False,
         "gone": False,
     }
-    backend = runs.backend()
     try:
+        backend = runs.backend(attempt)
         size = backend.log_size(attempt.workload_id, replica["name"])
         start = max(0, size - TAIL_BYTES)
         text, offset = backend.logs(attempt.workload_id, replica["name"], start, TAIL_BYTES)
@@ -120,8 +120,8 @@ def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
     job, attempt, replica = _log_of(request, pk)
     offset = _offset(request)
     live = attempt.live  # read before the log, so that the last lines are never missed
-    backend = runs.backend()
     try:
+        backend = runs.backend(attempt)
         # An offset past the end (a hand-made address) follows from the end instead.
         offset = min(offset, backend.log_size(attempt.workload_id, replica["name"]))
         text, after = backend.logs(attempt.workload_id, replica["name"], offset, MORE_BYTES)
@@ -146,8 +146,8 @@ def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def job_log_download(request: HttpRequest, pk: int) -> HttpResponse:
     job, attempt, replica = _log_of(request, pk)
-    backend = runs.backend()
     try:
+        backend = runs.backend(attempt)
         backend.log_size(attempt.workload_id, replica["name"])
     except BackendError:
         raise Http404 from None

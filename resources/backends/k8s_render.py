@@ -52,7 +52,11 @@ class ClusterTarget:
 
 
 def files_name(workload: Workload) -> str:
-    return f"{workload.id}-files"
+    return files_name_of(workload.id)
+
+
+def files_name_of(workload_id: str) -> str:
+    return f"{workload_id}-files"
 
 
 def file_key(replica: ReplicaSpec, path: str) -> str:

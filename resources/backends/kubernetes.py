@@ -1,291 +1,161 @@
-"""The Kubernetes backend: the cluster's Nodes as inventory, and whether its API answers.
+"""The Kubernetes backend: one cluster's Nodes as inventory, and workloads as Volcano Jobs.
 
-Only inventory and health for now; workloads (Volcano / Kubeflow / Indexed Jobs, see SPEC E2)
-come with the execution work. The mapping from a Node to :class:`NodeInfo` is the pure
-function :func:`node_info`, fed the Node exactly as the API sends it (plain JSON).
+The console's own admission decides what starts and where (nodeSelector); Volcano gangs the
+pods. What each call costs the API server:
+
+* ``submit``: create the Job, then the ConfigMap of its files (owned by the Job, so that
+  deleting the Job deletes it). Idempotent: a Job of ours already under that name is a
+  success, so a retried submit never makes two objects for one attempt.
+* ``poll``/``usage``: answered from one snapshot of every workload of the console in the
+  namespace, three LISTs by label (Jobs, Pods, PodGroups) and one of pod metrics, at most
+  once per ``SNAPSHOT_SECONDS`` whatever the number of jobs.
+* ``logs``: the console's own copy (k8s_logs), refreshed from ``pods/log`` while a pod lives.
+* ``stop``: delete the Job with the graceful time (the pods get SIGTERM, then SIGKILL);
+  ``cleanup``: delete it at once, and forget its logs.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import logging
-import os
-import re
-import socket
-import ssl
-from decimal import Decimal
-from fractions import Fraction
-from math import floor
+import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import urllib3
-import yaml
-from django.conf import settings
-from kubernetes import client, config
-from kubernetes.client.exceptions import ApiException
-from kubernetes.config.config_exception import ConfigException
+import kubernetes_validate
 
-from resources.backends.base import BackendError, NodeInfo
+from resources.backends import k8s_render
+from resources.backends.base import (
+    BackendError,
+    NodeInfo,
+    RecoveredWorkload,
+    UnknownWorkload,
+    UsageSample,
+    Workload,
+    WorkloadStatus,
+)
+from resources.backends.k8s_api import (
+    TIMEOUT_SECONDS,
+    Api,
+    ApiAnswer,
+    ApiRefused,
+    ApiUnavailable,
+    Connection,
+)
+from resources.backends.k8s_logs import LIMIT_BYTES, LogStore
+from resources.backends.k8s_nodes import PAGE_SIZE, node_info, parse_quantity
+from resources.backends.k8s_render import WORKLOAD_LABEL, ClusterTarget
+from resources.backends.k8s_schema import crd_schema, problems
+from resources.backends.k8s_status import TASK_LABEL, workload_status
+
+__all__ = ["KubernetesBackend", "node_info", "parse_quantity"]
 
 logger = logging.getLogger(__name__)
 
-TIMEOUT_SECONDS = 10
-PAGE_SIZE = 500  # nodes per list call: big clusters come in pages, not one huge answer
+VOLCANO = "/apis/batch.volcano.sh/v1alpha1"
+PODGROUPS = "/apis/scheduling.volcano.sh/v1beta1"
+METRICS = "/apis/metrics.k8s.io/v1beta1"
+JOB_CRD = "jobs.batch.volcano.sh"
+# A poll reuses the last snapshot this long: the beat's sync and a launch's first seconds of
+# following then cost one set of LISTs, not one per job.
+SNAPSHOT_SECONDS = 1.0
+METRICS_SECONDS = 5.0
+LOG_SECONDS = 1.0  # a live pod's log is copied at most this often
+KUBERNETES_VERSION = "1.31"  # the core OpenAPI the ConfigMap is checked against
 
-# Labels an operator can set on any node; they win over what vendors' labellers report.
-MODEL_LABEL = "console.io/accelerator-model"
-MEMORY_LABEL = "console.io/accelerator-memory-gib"
-DRIVER_LABEL = "console.io/driver-version"
-SLICES_LABEL = "console.io/slices-per-board"
-
-# Extended resources counted as whole boards. Names with a template suffix (Ascend910-2c,
-# mlu370.smlu.vcore, nvidia.com/mig-1g.5gb) are slices of a board, not boards: not matched.
-ACCELERATOR_RESOURCES = (
-    ("GPU", re.compile(r"nvidia\.com/gpu")),
-    ("MLU", re.compile(r"cambricon\.com/mlu\d*")),
-    ("NPU", re.compile(r"huawei\.com/(?P<model>Ascend\d+[A-Za-z]*\d*|ascend-\d+[A-Za-z]*\d*)")),
+# What the console does on a cluster, as (verb, group, resource) for the connection test.
+NEEDED = (
+    ("list", "", "nodes"),
+    ("create", "batch.volcano.sh", "jobs"),
+    ("get", "batch.volcano.sh", "jobs"),
+    ("list", "batch.volcano.sh", "jobs"),
+    ("delete", "batch.volcano.sh", "jobs"),
+    ("create", "", "configmaps"),
+    ("delete", "", "configmaps"),
+    ("list", "", "pods"),
+    ("get", "", "pods/log"),
+    ("list", "scheduling.volcano.sh", "podgroups"),
+)
+OPTIONAL = (
+    ("list", "metrics.k8s.io", "pods"),
+    ("get", "apiextensions.k8s.io", "customresourcedefinitions"),
 )
 
-# Node columns are 32-bit (boards 16-bit): a bogus quantity must not break the whole sync.
-INT32_MAX, INT16_MAX = 2**31 - 1, 2**15 - 1
 
-# Kubernetes quantity grammar: signed decimal number, then a binary suffix (Ki...Ei), a
-# decimal suffix (m, k, M...E) or a decimal exponent (e3, E-2). Digits are ASCII only.
-_QUANTITY = re.compile(
-    r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?:(?P<binary>[KMGTPE]i)|(?P<decimal>[mkMGTPE])|[eE](?P<exponent>[+-]?[0-9]+))?"
-)
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_MAX_EXPONENT = 64  # far beyond any real node; keeps 1e999999999 from eating the CPU
+class RenderError(ValueError):
+    """The objects for a workload do not pass the schemas: nothing was sent."""
 
 
-def parse_quantity(text: str | int) -> Fraction:
-    """The exact value of a Kubernetes quantity ("7800m", "32Gi", "1e3"...).
-
-    Raises ValueError (only) when ``text`` is not a quantity.
-    """
-    if isinstance(text, int) and not isinstance(text, bool):
-        return Fraction(text)
-    match = _QUANTITY.fullmatch(text) if isinstance(text, str) else None
-    if match is None:
-        raise ValueError(f"not a quantity: {text!r}")
-    value = Fraction(Decimal(match["number"]))
-    if match["binary"]:
-        return value * 1024 ** _BINARY[match["binary"]]
-    exponent = _DECIMAL[match["decimal"]] if match["decimal"] else int(match["exponent"] or 0)
-    if abs(exponent) > _MAX_EXPONENT:
-        raise ValueError(f"quantity out of range: {text!r}")
-    return value * Fraction(10) ** exponent
+@dataclass
+class Snapshot:
+    at: float = 0.0
+    jobs: dict[str, dict] = field(default_factory=dict)
+    pods: dict[str, list[dict]] = field(default_factory=dict)
+    podgroups: dict[str, dict] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)  # path -> last resourceVersion
 
 
-def _quantity(resources: dict, name: str, scale: Fraction, limit: int) -> int | None:
-    """``resources[name]`` in units of 1/scale, rounded down (never promise what is not
-    there); None when missing or unreadable."""
-    raw = resources.get(name)
-    if raw is None:
-        return None
-    try:
-        value = floor(parse_quantity(raw) * scale)
-    except ValueError:
-        logger.warning("ignoring %s=%r: not a Kubernetes quantity", name, raw)
-        return None
-    return min(max(value, 0), limit)
+@dataclass(frozen=True)
+class Check:
+    """What the connection test found, in words (empty lists: all is well)."""
+
+    version: str = ""
+    problems: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()  # verbs our account lacks that jobs need
+    optional_missing: tuple[str, ...] = ()
+    volcano: bool = False
+    nodes: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.version) and self.volcano and not self.problems and not self.missing
 
 
-def _int_label(labels: dict[str, str], name: str) -> int | None:
-    try:
-        return int(labels.get(name, ""))
-    except ValueError:
-        return None
-
-
-def _accelerator(allocatable: dict) -> tuple[str, int, str]:
-    """(kind, boards, model guessed from the resource name) of the node's main accelerator.
-
-    A node with several kinds (rare) reports the one it has most boards of.
-    """
-    best = ("CPU", 0, "")
-    for resource in allocatable:
-        for kind, pattern in ACCELERATOR_RESOURCES:
-            match = pattern.fullmatch(resource)
-            if match is None:
-                continue
-            boards = _quantity(allocatable, resource, Fraction(1), INT16_MAX) or 0
-            if boards > best[1]:
-                best = (kind, boards, match.groupdict().get("model") or "")
-    return best
-
-
-def _driver_version(labels: dict[str, str]) -> str:
-    if labels.get(DRIVER_LABEL):
-        return labels[DRIVER_LABEL]
-    # NVIDIA GPU feature discovery: the newer "full" label, else the older split labels.
-    if labels.get("nvidia.com/cuda.driver-version.full"):
-        return labels["nvidia.com/cuda.driver-version.full"]
-    parts = [labels.get(f"nvidia.com/cuda.driver.{part}", "") for part in ("major", "minor", "rev")]
-    return ".".join(part for part in parts if part) if parts[0] else ""
-
-
-def _memory_gib(labels: dict[str, str]) -> int:
-    gib = _int_label(labels, MEMORY_LABEL)
-    if gib is None:
-        mib = _int_label(labels, "nvidia.com/gpu.memory")
-        # Nearest, not floor: an "80 GB" board reports 81559 MiB and should say 80.
-        gib = round(mib / 1024) if mib is not None else 0
-    return min(max(gib, 0), INT32_MAX)
-
-
-def node_info(node: dict[str, Any]) -> NodeInfo | None:
-    """A v1 Node (as the API's JSON) as NodeInfo; None for nodes without CPU or memory."""
-    metadata = node.get("metadata") or {}
-    spec = node.get("spec") or {}
-    status = node.get("status") or {}
-    allocatable = status.get("allocatable") or {}
-    labels = {str(key): str(value) for key, value in (metadata.get("labels") or {}).items()}
-    cpu = _quantity(allocatable, "cpu", Fraction(1000), INT32_MAX)
-    memory = _quantity(allocatable, "memory", Fraction(1, 2**20), INT32_MAX)
-    if not metadata.get("name") or not cpu or not memory:
-        return None
-    ready = any(
-        condition.get("type") == "Ready" and condition.get("status") == "True"
-        for condition in status.get("conditions") or []
-    )
-    system = status.get("nodeInfo") or {}
-    kind, boards, resource_model = _accelerator(allocatable)
-    accelerator: dict[str, Any] = {}
-    if boards:
-        product = labels.get("nvidia.com/gpu.product", "") if kind == "GPU" else ""
-        slices = _int_label(labels, SLICES_LABEL)
-        accelerator = {
-            "accelerator_kind": kind,
-            "board_count": boards,
-            "accelerator_model": labels.get(MODEL_LABEL) or product or resource_model,
-            "accelerator_memory_gib": _memory_gib(labels),
-            "driver_version": _driver_version(labels),
-            "slices_per_board": slices if slices in (1, 2, 4, 8) else 1,
-        }
-    return NodeInfo(
-        name=str(metadata["name"]),
-        cpu_millicores=cpu,
-        memory_mib=memory,
-        # A cordoned node takes no new work: for admission it is as good as not ready.
-        ready=ready and spec.get("unschedulable") is not True,
-        os_image=str(system.get("osImage") or "")[:100],
-        kernel=str(system.get("kernelVersion") or "")[:100],
-        labels=labels,
-        **accelerator,
-    )
-
-
-def _api_message(error: ApiException, what: str) -> str:
-    if error.status == 401:
-        return "the API refused our credentials (401)"
-    if error.status == 403:
-        return f"our account may not {what} (403)"
-    return f"the API answered {error.status} {error.reason or ''} to {what}".replace("  ", " ")
-
-
-def _connection_message(error: BaseException, timeout: float) -> str:
-    """Why a request got no answer, in a few plain words (urllib3 nests the real cause)."""
-    chain: list[BaseException] = []
-    cause: BaseException | None = error
-    while cause is not None and cause not in chain and len(chain) < 10:
-        chain.append(cause)
-        reason = getattr(cause, "reason", None)  # MaxRetryError keeps its cause there
-        cause = reason if isinstance(reason, BaseException) else None
-        cause = cause or chain[-1].__cause__ or chain[-1].__context__
-    # Root causes first: urllib3's NewConnectionError is also a "connect timeout" class.
-    for cause in chain:
-        if isinstance(cause, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(cause, socket.gaierror):
-            return "unknown host name"
-        if isinstance(cause, ssl.SSLError):
-            return f"TLS error ({getattr(cause, 'verify_message', None) or cause.reason})"
-    if any(isinstance(c, urllib3.exceptions.TimeoutError | TimeoutError) for c in chain):
-        return f"no answer within {timeout:g} s"
-    text = str(chain[-1]).strip()
-    return text.splitlines()[-1] if text else type(chain[-1]).__name__
+def _verb_words(verb: str, group: str, resource: str) -> str:
+    name = f"{resource}.{group}" if group else resource
+    return f"{verb} {name}"
 
 
 class KubernetesBackend:
     name = "kubernetes"
 
-    def __init__(self, timeout: float = TIMEOUT_SECONDS) -> None:
-        self.timeout = timeout
-        self._client: client.ApiClient | None = None
+    def __init__(
+        self,
+        connection: Connection,
+        target: ClusterTarget | None = None,
+        *,
+        logs_dir: Path | None = None,
+        prometheus: str = "",
+        timeout: float = TIMEOUT_SECONDS,
+    ) -> None:
+        self.api = Api(connection, timeout)
+        self.target = target or ClusterTarget(namespace="default")
+        self.store = LogStore(logs_dir) if logs_dir else None
+        self.prometheus = prometheus.rstrip("/")
+        self._snapshot = Snapshot()
+        self._metrics: tuple[float, dict[str, dict]] = (0.0, {})
+        self._log_copied: dict[tuple[str, str], float] = {}
+        self._schema: dict | None = None
+        self._lock = threading.Lock()
 
-    def _configuration(self) -> client.Configuration:
-        # Our own Configuration, never the module-wide default: several backends (and tests)
-        # may talk to different clusters in one process.
-        configuration = client.Configuration()
-        path = settings.KUBECONFIG
-        where = f"kubeconfig {path}" if path else "in-cluster or default kubeconfig"
-        # The client would only say "no configuration found" about a mistyped path.
-        if path and not any(Path(part).expanduser().is_file() for part in path.split(os.pathsep)):
-            raise BackendError(f"cannot load the {where}: no such file")
-        try:
-            if path:
-                config.load_kube_config(
-                    config_file=path, client_configuration=configuration, persist_config=False
-                )
-            else:
-                try:
-                    config.load_incluster_config(client_configuration=configuration)
-                except ConfigException:
-                    config.load_kube_config(
-                        client_configuration=configuration, persist_config=False
-                    )
-        except yaml.YAMLError as error:
-            raise BackendError(f"cannot load the {where}: not valid YAML") from error
-        except (ConfigException, OSError) as error:
-            why = str(error).strip().splitlines()[0] if str(error).strip() else "unreadable"
-            raise BackendError(f"cannot load the {where}: {why}") from error
-        # One retry covers a dropped keep-alive connection; more would multiply the timeout.
-        configuration.retries = 1
-        return configuration
+    @property
+    def timeout(self) -> float:
+        return self.api.timeout
 
-    def _api(self) -> client.ApiClient:
-        if self._client is None:
-            self._client = client.ApiClient(self._configuration())
-        return self._client
+    @property
+    def _ns(self) -> str:
+        return f"/namespaces/{self.target.namespace}"
 
-    def _get_json(self, call, what: str, **params) -> dict:
-        """Call an API method for its raw JSON (no model classes: nothing to go stale),
-        turning every failure into BackendError."""
-        api = self._api()
-        host = api.configuration.host
-        try:
-            response = call(api)(_preload_content=False, _request_timeout=self.timeout, **params)
-        except (ApiException, urllib3.exceptions.HTTPError) as error:
-            status = error.status if isinstance(error, ApiException) else 0
-            if status == 401:
-                self._client = None  # credentials may have been rotated: reload them next time
-            if status:
-                raise BackendError(_api_message(error, what)) from error
-            # No status: no answer at all (the client wraps TLS failures in a status-0 error).
-            why = _connection_message(error, self.timeout)
-            raise BackendError(f"cannot reach {host}: {why}") from error
-        try:
-            answer = json.loads(response.data)
-        except ValueError:
-            answer = None
-        finally:
-            response.release_conn()
-        if not isinstance(answer, dict):
-            raise BackendError(f"{host} did not answer with a JSON object")
-        return answer
-
-    def _list_nodes(self, **params) -> dict:
-        return self._get_json(lambda api: client.CoreV1Api(api).list_node, "list nodes", **params)
+    # --- nodes ------------------------------------------------------------------------------
 
     def inventory(self) -> list[NodeInfo]:
         nodes: list[NodeInfo] = []
         token = None
         while True:
-            page = self._list_nodes(limit=PAGE_SIZE, _continue=token)
+            page = self.api.get(
+                "/api/v1/nodes", "list nodes", limit=PAGE_SIZE, **{"continue": token}
+            )
             if page.get("kind") != "NodeList":
                 raise BackendError("the API did not answer with a NodeList")
             for item in page.get("items") or []:
@@ -301,9 +171,9 @@ class KubernetesBackend:
 
     def health(self) -> str:
         try:
-            self._get_json(lambda api: client.VersionApi(api).get_code, "tell its version")
+            self.api.get("/version", "tell its version")
             # /version is often open to anyone: listing one node also proves we may read them.
-            self._list_nodes(limit=1)
+            self.api.get("/api/v1/nodes", "list nodes", limit=1)
         except BackendError as error:
             return str(error)
         except Exception as error:
@@ -311,3 +181,367 @@ class KubernetesBackend:
             logger.exception("Kubernetes health check failed")
             return f"unexpected error: {error}".splitlines()[0]
         return ""
+
+    def check(self) -> Check:
+        """The connection test: version, Volcano's CRD, and the verbs our account lacks."""
+        try:
+            version = self.api.get("/version", "tell its version").get("gitVersion", "?")
+        except BackendError as error:
+            return Check(problems=(str(error),))
+        found: list[str] = []
+        volcano = False
+        try:
+            self.api.get(f"{VOLCANO}{self._ns}/jobs", "list Volcano jobs", limit=1)
+            volcano = True
+        except ApiAnswer as error:
+            if error.status == 404:
+                found.append(
+                    "Volcano is not installed: the cluster serves no jobs.batch.volcano.sh"
+                )
+            else:
+                found.append(str(error))
+        except ApiRefused:
+            volcano = True  # it exists; the missing verb is reported below
+        except BackendError as error:
+            found.append(str(error))
+        missing, optional, nodes = [], [], 0
+        try:
+            for needed, into in ((NEEDED, missing), (OPTIONAL, optional)):
+                for verb, group, resource in needed:
+                    if not self._may(verb, group, resource):
+                        into.append(_verb_words(verb, group, resource))
+            if "list nodes" not in missing:
+                nodes = len(self.inventory())
+        except BackendError as error:
+            found.append(str(error))
+        return Check(version, tuple(found), tuple(missing), tuple(optional), volcano, nodes)
+
+    def _may(self, verb: str, group: str, resource: str) -> bool:
+        resource, _, subresource = resource.partition("/")
+        attributes = {"verb": verb, "group": group, "resource": resource}
+        if subresource:
+            attributes["subresource"] = subresource
+        if resource != "nodes" and group != "apiextensions.k8s.io":
+            attributes["namespace"] = self.target.namespace
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": attributes},
+        }
+        answer = self.api.request(
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            "review its own permissions",
+            body=review,
+        )
+        return bool(((answer or {}).get("status") or {}).get("allowed"))  # type: ignore[union-attr]
+
+    # --- submit -----------------------------------------------------------------------------
+
+    def render(self, workload: Workload) -> tuple[dict, dict]:
+        """The Job and its ConfigMap, checked against the schemas (RenderError if not)."""
+        try:
+            job = k8s_render.volcano_job(workload, self.target)
+            files = k8s_render.config_map(workload, self.target, owner_uid="pending")
+        except ValueError as error:
+            raise RenderError(str(error)) from None
+        found = problems(job, self._job_schema()) if self._job_schema() else []
+        for task in job["spec"]["tasks"]:
+            template = {
+                "apiVersion": "v1",
+                "kind": "PodTemplate",
+                "metadata": {"name": task["name"]},
+                "template": task["template"],
+            }
+            found += _core_problems(template, f"task {task['name']}")
+        found += _core_problems(files, "the ConfigMap")
+        if found:
+            shown = "; ".join(found[:3]) + (
+                f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+            )
+            raise RenderError(f"the job's Kubernetes objects are not valid: {shown}")
+        return job, files
+
+    def _job_schema(self) -> dict | None:
+        """The Job CRD's schema as this cluster serves it (fetched once). None when our
+        account may not read CRDs: the API server then checks alone."""
+        if self._schema is None:
+            try:
+                crd = self.api.get(
+                    f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{JOB_CRD}",
+                    "read the Volcano Job definition",
+                )
+                self._schema = dict(crd_schema(crd, "v1alpha1"))
+            except ApiRefused:
+                self._schema = {}
+            except ApiAnswer as error:
+                if error.status == 404:
+                    raise BackendError(
+                        "Volcano is not installed on the cluster (no jobs.batch.volcano.sh)"
+                    ) from None
+                raise
+            except KeyError:
+                self._schema = {}
+        return self._schema or None
+
+    def submit(self, workload: Workload) -> None:
+        job, files = self.render(workload)
+        path = f"{VOLCANO}{self._ns}/jobs"
+        try:
+            created = self.api.request("POST", path, "create Volcano jobs", body=job)
+        except ApiAnswer as error:
+            if error.status == 404:
+                raise BackendError(
+                    "Volcano is not installed on the cluster (no jobs.batch.volcano.sh)"
+                ) from None
+            if error.reason != "AlreadyExists":
+                raise
+            created = self.api.get(f"{path}/{workload.id}", "read Volcano jobs")
+            labels = (created.get("metadata") or {}).get("labels") or {}
+            if labels.get(WORKLOAD_LABEL) != workload.id or any(
+                labels.get(key) != value for key, value in workload.labels.items()
+            ):
+                raise ValueError(
+                    f"another object named {workload.id} exists on the cluster"
+                ) from None
+        uid = (created.get("metadata") or {}).get("uid", "")  # type: ignore[union-attr]
+        files["metadata"]["ownerReferences"][0]["uid"] = uid
+        if files["data"]:
+            try:
+                self.api.request(
+                    "POST", f"/api/v1{self._ns}/configmaps", "create config maps", body=files
+                )
+            except ApiAnswer as error:
+                if error.reason != "AlreadyExists":
+                    raise
+
+    # --- follow -----------------------------------------------------------------------------
+
+    def _list(self, path: str, what: str) -> list[dict]:
+        """Every object of ours at ``path``; resourceVersion-aware (the API server may answer
+        from its cache), starting over when that version has been compacted away."""
+        query = {"labelSelector": WORKLOAD_LABEL}
+        version = self._snapshot.versions.get(path)
+        if version:
+            query |= {"resourceVersion": version, "resourceVersionMatch": "NotOlderThan"}
+        try:
+            answer = self.api.get(path, what, **query)
+        except ApiAnswer as error:
+            if error.status != 410 or not version:
+                raise
+            self._snapshot.versions.pop(path, None)
+            answer = self.api.get(path, what, labelSelector=WORKLOAD_LABEL)
+        fresh = (answer.get("metadata") or {}).get("resourceVersion")
+        if fresh:
+            self._snapshot.versions[path] = fresh
+        return list(answer.get("items") or [])
+
+    def refresh(self) -> Snapshot:
+        """Read every workload of ours once (three calls), whatever their number."""
+        with self._lock:
+            jobs = self._list(f"{VOLCANO}{self._ns}/jobs", "list Volcano jobs")
+            pods = self._list(f"/api/v1{self._ns}/pods", "list pods")
+            try:
+                groups = self._list(f"{PODGROUPS}{self._ns}/podgroups", "list pod groups")
+            except ApiRefused:
+                groups = []  # the queue reason is a nicety; jobs run without it
+            snapshot = Snapshot(time.monotonic(), versions=self._snapshot.versions)
+            for item in jobs:
+                snapshot.jobs[_workload_of(item)] = item
+            for item in pods:
+                snapshot.pods.setdefault(_workload_of(item), []).append(item)
+            for item in groups:
+                snapshot.podgroups[_workload_of(item)] = item
+            self._snapshot = snapshot
+            return snapshot
+
+    def _fresh(self) -> Snapshot:
+        if time.monotonic() - self._snapshot.at > SNAPSHOT_SECONDS:
+            return self.refresh()
+        return self._snapshot
+
+    def poll(self, workload_id: str) -> WorkloadStatus:
+        snapshot = self._fresh()
+        job = snapshot.jobs.get(workload_id)
+        if job is None:
+            # Submitted after the snapshot, or gone: ask for it alone.
+            try:
+                job = self.api.get(f"{VOLCANO}{self._ns}/jobs/{workload_id}", "read Volcano jobs")
+            except ApiAnswer as error:
+                if error.status == 404:
+                    raise UnknownWorkload(
+                        "its Volcano job is gone from the cluster (deleted outside the console)"
+                    ) from None
+                raise
+            return workload_status(job, [])
+        pods = snapshot.pods.get(workload_id, [])
+        status = workload_status(job, pods, snapshot.podgroups.get(workload_id))
+        if self.store is not None and (status.state.finished or _deleting(job)):
+            self.copy_logs(workload_id, final=status.state.finished)
+        return status
+
+    def usage(self, workload_id: str) -> list[UsageSample]:
+        metrics = self._pod_metrics()
+        gpus = self._gpu_metrics() if self.prometheus else {}
+        samples = []
+        for pod in self._fresh().pods.get(workload_id, []):
+            name = pod["metadata"]["name"]
+            if name not in metrics:
+                continue
+            cpu = memory = 0.0
+            for container in metrics[name].get("containers") or []:
+                use = container.get("usage") or {}
+                cpu += float(parse_quantity(use.get("cpu", "0"))) * 100
+                memory += float(parse_quantity(use.get("memory", "0"))) / 2**20
+            util, used = gpus.get(name, (None, None))
+            samples.append(UsageSample(_task(pod), cpu, memory, util, used))
+        return samples
+
+    def _pod_metrics(self) -> dict[str, dict]:
+        at, metrics = self._metrics
+        if time.monotonic() - at > METRICS_SECONDS:
+            try:
+                answer = self.api.get(
+                    f"{METRICS}{self._ns}/pods", "read pod metrics", labelSelector=WORKLOAD_LABEL
+                )
+                metrics = {i["metadata"]["name"]: i for i in answer.get("items") or []}
+            except (ApiAnswer, ApiRefused) as error:
+                logger.info("no pod metrics from %s: %s", self.api.host, error)
+                metrics = {}
+            self._metrics = (time.monotonic(), metrics)
+        return metrics
+
+    def _gpu_metrics(self) -> dict[str, tuple[float | None, float | None]]:
+        """Per pod: (GPU use %, GPU memory MiB) from the DCGM exporter, via Prometheus."""
+        from resources.backends.k8s_prometheus import gpu_use
+
+        return gpu_use(self.prometheus, self.target.namespace, self.timeout)
+
+    # --- logs -------------------------------------------------------------------------------
+
+    def _copy_logs(self, workload_id: str, replicas: list[str], final: bool = False) -> None:
+        """Bring the console's copy of these replicas' logs up to date (one request each);
+        ``final``: the pods have ended, this is the last copy."""
+        assert self.store is not None
+        for replica in replicas:
+            if not final and not self.store.due(workload_id, replica, LOG_SECONDS):
+                continue
+            pod = f"{workload_id}-{replica}-0"  # Volcano's name: <job>-<task>-<index>
+            with self.store.copying(workload_id, replica):
+                try:
+                    text = self.api.request(
+                        "GET",
+                        f"/api/v1{self._ns}/pods/{pod}/log",
+                        "read pod logs",
+                        query={
+                            "container": "main",
+                            "timestamps": "true",
+                            "sinceTime": self.store.since(workload_id, replica),
+                            "limitBytes": LIMIT_BYTES,
+                        },
+                        text=True,
+                        timeout=min(self.timeout, 5),
+                    )
+                except ApiAnswer as error:
+                    if error.status in (400, 404):  # not started yet, or gone
+                        continue
+                    logger.info("cannot copy the log of %s: %s", pod, error)
+                    continue
+                except BackendError as error:
+                    logger.info("cannot copy the log of %s: %s", pod, error)
+                    continue
+                self.store.add(workload_id, replica, str(text), final=final)
+
+    def copy_logs(self, workload_id: str, final: bool = False) -> None:
+        """Copy the logs of a workload's pods (as the last snapshot saw them)."""
+        if self.store is not None:
+            pods = self._snapshot.pods.get(workload_id, [])
+            started = [_task(p) for p in pods if (p.get("status") or {}).get("phase") != "Pending"]
+            self._copy_logs(workload_id, started, final)
+
+    def logs(
+        self, workload_id: str, replica: str, offset: int = 0, limit: int = 65536
+    ) -> tuple[str, int]:
+        store = self._store()
+        self._copy_logs(workload_id, [replica])  # someone reads it: bring it up to date
+        return store.read(workload_id, replica, offset, limit)
+
+    def log_size(self, workload_id: str, replica: str) -> int:
+        store = self._store()
+        self._copy_logs(workload_id, [replica])
+        return store.size(workload_id, replica)
+
+    def _store(self) -> LogStore:
+        if self.store is None:
+            raise BackendError("this cluster keeps no logs (no log folder configured)")
+        return self.store
+
+    # --- end --------------------------------------------------------------------------------
+
+    def stop(self, workload_id: str, graceful_seconds: int) -> None:
+        if self.store is not None:
+            with contextlib.suppress(BackendError):
+                self.copy_logs(workload_id)
+        self._delete(workload_id, graceful_seconds, "Foreground")
+
+    def _delete(self, workload_id: str, grace: int, propagation: str) -> None:
+        try:
+            self.api.request(
+                "DELETE",
+                f"{VOLCANO}{self._ns}/jobs/{workload_id}",
+                "delete Volcano jobs",
+                body={
+                    "apiVersion": "v1",
+                    "kind": "DeleteOptions",
+                    "gracePeriodSeconds": grace,
+                    "propagationPolicy": propagation,
+                },
+            )
+        except ApiAnswer as error:
+            if error.status != 404:
+                raise
+        self._snapshot.at = 0.0  # the next poll sees the deletion
+
+    def cleanup(self, workload_id: str) -> None:
+        self._delete(workload_id, 0, "Background")
+        try:
+            self.api.request(
+                "DELETE",
+                f"/api/v1{self._ns}/configmaps/{k8s_render.files_name_of(workload_id)}",
+                "delete config maps",
+            )
+        except ApiAnswer as error:
+            if error.status != 404:
+                raise
+        if self.store is not None:
+            self.store.forget(workload_id)
+
+    def recover(self) -> list[RecoveredWorkload]:
+        return []  # the cluster keeps running what it runs: nothing is orphaned by a worker
+
+
+def _workload_of(item: dict) -> str:
+    return ((item.get("metadata") or {}).get("labels") or {}).get(WORKLOAD_LABEL, "")
+
+
+def _task(pod: dict) -> str:
+    metadata = pod.get("metadata") or {}
+    return (metadata.get("labels") or {}).get(TASK_LABEL) or metadata.get("name", "")
+
+
+def _deleting(item: dict) -> bool:
+    return bool((item.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _core_problems(obj: dict, what: str) -> list[str]:
+    try:
+        kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as error:
+        path = ".".join(str(part) for part in getattr(error, "path", ()) or ())
+        return [f"{what}: {path + ': ' if path else ''}{getattr(error, 'message', error)}"]
+    except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError):
+        return []
+    return []
+
+
+__all__ += ["ApiUnavailable", "Check", "Connection", "RenderError"]

@@ -84,6 +84,8 @@ class LocalBackend:
     name = "local"
 
     def inventory(self) -> list[NodeInfo]:
+        if settings.EXECUTION_BACKEND != "local":
+            return []  # this machine runs no jobs: only clusters do
         return parse_nodes(settings.LOCAL_NODES)
 
     def health(self) -> str:

@@ -9,6 +9,7 @@ from resources.models.catalog import (
     TrainedModel,
     Volume,
 )
+from resources.models.clusters import Cluster
 from resources.models.inventory import (
     AcceleratorModel,
     DriverVersion,
@@ -25,6 +26,7 @@ __all__ = [
     "Allocation",
     "AnnotationSet",
     "AnnotationVersion",
+    "Cluster",
     "Dataset",
     "DatasetVersion",
     "DriverVersion",

@@ -245,6 +245,12 @@ class Node(Retirable):
         related_name="nodes",
     )
     last_heartbeat = models.DateTimeField(_("last heartbeat"), null=True, blank=True)
+    # The cluster that reports the node and runs its jobs; None: the local backend (or a
+    # node entered by hand).
+    cluster = models.ForeignKey(
+        "resources.Cluster", verbose_name=_("cluster"), null=True, blank=True,
+        on_delete=models.PROTECT, related_name="nodes",
+    )  # fmt: skip
 
     objects = NodeQuerySet.as_manager()
 
