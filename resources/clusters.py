@@ -13,6 +13,7 @@ from console.sealed import Unreadable
 from resources.backends import local
 from resources.backends.base import BackendError
 from resources.backends.k8s_api import Connection
+from resources.backends.k8s_check import Check
 from resources.backends.k8s_render import ClusterTarget
 from resources.backends.kubernetes import KubernetesBackend
 from resources.models import Cluster
@@ -71,3 +72,11 @@ def backend_of(cluster_id: int | None):
     if cluster is None:
         raise BackendError(f"cluster #{cluster_id} no longer exists")
     return backend_for(cluster)
+
+
+def check(cluster: Cluster) -> Check:
+    """Test the connection (the settings page's button); never raises a BackendError."""
+    try:
+        return backend_for(cluster).check()
+    except BackendError as error:
+        return Check(problems=(str(error),))

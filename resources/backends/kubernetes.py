@@ -64,24 +64,6 @@ METRICS_SECONDS = 5.0
 LOG_SECONDS = 1.0  # a live pod's log is copied at most this often
 KUBERNETES_VERSION = "1.31"  # the core OpenAPI the ConfigMap is checked against
 
-# What the console does on a cluster, as (verb, group, resource) for the connection test.
-NEEDED = (
-    ("list", "", "nodes"),
-    ("create", "batch.volcano.sh", "jobs"),
-    ("get", "batch.volcano.sh", "jobs"),
-    ("list", "batch.volcano.sh", "jobs"),
-    ("delete", "batch.volcano.sh", "jobs"),
-    ("create", "", "configmaps"),
-    ("delete", "", "configmaps"),
-    ("list", "", "pods"),
-    ("get", "", "pods/log"),
-    ("list", "scheduling.volcano.sh", "podgroups"),
-)
-OPTIONAL = (
-    ("list", "metrics.k8s.io", "pods"),
-    ("get", "apiextensions.k8s.io", "customresourcedefinitions"),
-)
-
 
 class RenderError(ValueError):
     """The objects for a workload do not pass the schemas: nothing was sent."""
@@ -94,27 +76,6 @@ class Snapshot:
     pods: dict[str, list[dict]] = field(default_factory=dict)
     podgroups: dict[str, dict] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)  # path -> last resourceVersion
-
-
-@dataclass(frozen=True)
-class Check:
-    """What the connection test found, in words (empty lists: all is well)."""
-
-    version: str = ""
-    problems: tuple[str, ...] = ()
-    missing: tuple[str, ...] = ()  # verbs our account lacks that jobs need
-    optional_missing: tuple[str, ...] = ()
-    volcano: bool = False
-    nodes: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.version) and self.volcano and not self.problems and not self.missing
-
-
-def _verb_words(verb: str, group: str, resource: str) -> str:
-    name = f"{resource}.{group}" if group else resource
-    return f"{verb} {name}"
 
 
 class KubernetesBackend:
@@ -182,59 +143,11 @@ class KubernetesBackend:
             return f"unexpected error: {error}".splitlines()[0]
         return ""
 
-    def check(self) -> Check:
-        """The connection test: version, Volcano's CRD, and the verbs our account lacks."""
-        try:
-            version = self.api.get("/version", "tell its version").get("gitVersion", "?")
-        except BackendError as error:
-            return Check(problems=(str(error),))
-        found: list[str] = []
-        volcano = False
-        try:
-            self.api.get(f"{VOLCANO}{self._ns}/jobs", "list Volcano jobs", limit=1)
-            volcano = True
-        except ApiAnswer as error:
-            if error.status == 404:
-                found.append(
-                    "Volcano is not installed: the cluster serves no jobs.batch.volcano.sh"
-                )
-            else:
-                found.append(str(error))
-        except ApiRefused:
-            volcano = True  # it exists; the missing verb is reported below
-        except BackendError as error:
-            found.append(str(error))
-        missing, optional, nodes = [], [], 0
-        try:
-            for needed, into in ((NEEDED, missing), (OPTIONAL, optional)):
-                for verb, group, resource in needed:
-                    if not self._may(verb, group, resource):
-                        into.append(_verb_words(verb, group, resource))
-            if "list nodes" not in missing:
-                nodes = len(self.inventory())
-        except BackendError as error:
-            found.append(str(error))
-        return Check(version, tuple(found), tuple(missing), tuple(optional), volcano, nodes)
+    def check(self):
+        """The connection test (k8s_check)."""
+        from resources.backends.k8s_check import check
 
-    def _may(self, verb: str, group: str, resource: str) -> bool:
-        resource, _, subresource = resource.partition("/")
-        attributes = {"verb": verb, "group": group, "resource": resource}
-        if subresource:
-            attributes["subresource"] = subresource
-        if resource != "nodes" and group != "apiextensions.k8s.io":
-            attributes["namespace"] = self.target.namespace
-        review = {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SelfSubjectAccessReview",
-            "spec": {"resourceAttributes": attributes},
-        }
-        answer = self.api.request(
-            "POST",
-            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-            "review its own permissions",
-            body=review,
-        )
-        return bool(((answer or {}).get("status") or {}).get("allowed"))  # type: ignore[union-attr]
+        return check(self)
 
     # --- submit -----------------------------------------------------------------------------
 
@@ -544,4 +457,4 @@ def _core_problems(obj: dict, what: str) -> list[str]:
     return []
 
 
-__all__ += ["ApiUnavailable", "Check", "Connection", "RenderError"]
+__all__ += ["ApiUnavailable", "Connection", "RenderError"]
