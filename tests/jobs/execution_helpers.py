@@ -51,5 +51,5 @@ def wait_for_phase(job: Job, *phases: str, timeout: float = 30) -> Job:
 
 def log_of(attempt: Attempt, replica: str | None = None) -> str:
     name = replica or attempt.replicas[0]["name"]
-    text, _ = runs.backend().logs(attempt.workload_id, name, 0, 1 << 20)
+    text, _ = runs.backend(attempt).logs(attempt.workload_id, name, 0, 1 << 20)
     return text
