@@ -20,7 +20,7 @@ if command -v pyenv >/dev/null 2>&1; then \
 fi; exit 1
 endef
 
-.PHONY: run test lint bench install clean messages
+.PHONY: run test test-k8s lint bench install clean messages
 
 $(STAMP): pyproject.toml
 	@base=$$($(FIND_PYTHON)) || { echo "error: no Python 3.12 or newer found (PATH, then pyenv)"; exit 1; }; \
@@ -45,6 +45,10 @@ test: lint
 	$(PY) manage.py check --fail-level WARNING
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The Kubernetes flow against a real cluster (KUBECONFIG; see docs/kubernetes.md).
+test-k8s: install
+	$(PY) -m pytest tests/k8s_real -rs $(PYTEST_ARGS)
 
 bench: install
 	$(PY) -m tests.bench $(BENCH_ARGS)

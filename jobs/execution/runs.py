@@ -214,7 +214,7 @@ def sync() -> int:
     return len(live)
 
 
-UNREACHABLE = "The cluster does not answer"
+UNREACHABLE = "Lost touch with the cluster"
 
 
 def _unreachable(attempt: Attempt, why: str) -> None:
@@ -229,7 +229,8 @@ def _unreachable(attempt: Attempt, why: str) -> None:
         attempt.job,
         said(
             gettext_noop(
-                "The cluster does not answer (%(reason)s): the job is followed again when it does."
+                "Lost touch with the cluster: %(reason)s. The job is left as it is there and "
+                "followed again when the cluster answers."
             ),
             reason=why,
         ),

@@ -92,7 +92,7 @@ def base_labels(name: str) -> dict[str, str]:
     }
 
 
-def KubernetesBackend(**kwargs) -> Backend:  # noqa: N802 - reads as the class it makes
+def KubernetesBackend(**kwargs) -> Backend:
     """A backend for the kubeconfig file the test put in settings.KUBECONFIG."""
     from django.conf import settings
 
