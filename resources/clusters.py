@@ -7,7 +7,11 @@ package knows no ORM: this module hands it plain data (a Connection, a ClusterTa
 
 from __future__ import annotations
 
+import time
+
 from django.conf import settings
+from django.db.models.signals import post_save
+from django.dispatch import receiver
 
 from console.sealed import Unreadable
 from resources.backends import local
@@ -19,6 +23,11 @@ from resources.backends.kubernetes import KubernetesBackend
 from resources.models import Cluster
 
 _BACKENDS: dict[int, tuple[object, KubernetesBackend]] = {}
+# How long a backend is used without looking at its cluster's record again: a sync pass
+# follows every live attempt, and one read of the record per pass (not per attempt) is enough
+# to pick up an admin's change within a few seconds.
+RECORD_SECONDS = 2.0
+_LOOKED: dict[int, float] = {}
 
 
 def connection_of(cluster: Cluster) -> Connection:
@@ -68,10 +77,19 @@ def backend_of(cluster_id: int | None):
     """The backend of an attempt or a node: its cluster's, or the local backend."""
     if cluster_id is None:
         return local()
+    known = _BACKENDS.get(cluster_id)
+    if known is not None and time.monotonic() - _LOOKED.get(cluster_id, 0.0) < RECORD_SECONDS:
+        return known[1]
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         raise BackendError(f"cluster #{cluster_id} no longer exists")
+    _LOOKED[cluster_id] = time.monotonic()
     return backend_for(cluster)
+
+
+@receiver(post_save, sender=Cluster)
+def _changed(sender, instance: Cluster, **kwargs) -> None:
+    _LOOKED.pop(instance.pk, None)  # this process reads the new record at once
 
 
 def check(cluster: Cluster) -> Check:

@@ -322,13 +322,15 @@ def _job_running(job: Job, attempt: Attempt) -> None:
 
 
 def _expire_if_due(attempt: Attempt) -> None:
-    job = attempt.job
-    job.refresh_from_db(fields=["deadline", "phase", "duration_hours"])
-    if attempt.stop_cause or job.deadline is None or job.deadline > timezone.now():
+    # The job was read with the attempt at the start of this pass; the update below checks
+    # the deadline again in the database, so a duration extended since then is respected.
+    job, now = attempt.job, timezone.now()
+    if attempt.stop_cause or job.deadline is None or job.deadline > now:
         return
-    if Attempt.objects.filter(pk=attempt.pk, stop_cause="").update(
+    if Attempt.objects.filter(pk=attempt.pk, stop_cause="", job__deadline__lte=now).update(
         stop_cause=Attempt.StopCause.EXPIRY
     ):
+        job.refresh_from_db(fields=["deadline", "phase", "duration_hours"])
         attempt.stop_cause = Attempt.StopCause.EXPIRY
         lifecycle.record(
             job,

@@ -96,6 +96,7 @@ class KubernetesBackend:
         self.prometheus = prometheus.rstrip("/")
         self._snapshot = Snapshot()
         self._metrics: tuple[float, dict[str, dict]] = (0.0, {})
+        self._gpus: tuple[float, dict[str, tuple[float | None, float | None]]] = (0.0, {})
         self._log_copied: dict[tuple[str, str], float] = {}
         self._schema: dict | None = None
         self._lock = threading.Lock()
@@ -325,10 +326,15 @@ class KubernetesBackend:
         return metrics
 
     def _gpu_metrics(self) -> dict[str, tuple[float | None, float | None]]:
-        """Per pod: (GPU use %, GPU memory MiB) from the DCGM exporter, via Prometheus."""
+        """Per pod: (GPU use %, GPU memory MiB) from the DCGM exporter, via Prometheus; asked
+        once for every pod of the namespace, like the pod metrics."""
         from resources.backends.k8s_prometheus import gpu_use
 
-        return gpu_use(self.prometheus, self.target.namespace, self.timeout)
+        at, gpus = self._gpus
+        if time.monotonic() - at > METRICS_SECONDS:
+            gpus = gpu_use(self.prometheus, self.target.namespace, self.timeout)
+            self._gpus = (time.monotonic(), gpus)
+        return gpus
 
     # --- logs -------------------------------------------------------------------------------
 
