@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from jobs import hooks, lifecycle
-from jobs.execution import workloads
+from jobs.execution import told, workloads
 from jobs.models import Attempt, Job, JobEvent, JobType, Phase, SubTask, UsageSample
 from jobs.operations import NotApplicable, release
 from jobs.words import said
@@ -203,43 +203,22 @@ def sync() -> int:
             clusters.backend_of(cluster_id).refresh()
         except BackendError as exc:
             unreachable[cluster_id] = str(exc)
+    samples: dict[int, list[UsageSample]] = {}
     for attempt in live:
         if attempt.cluster_id in unreachable:
-            _unreachable(attempt, unreachable[attempt.cluster_id])
+            told.unreachable(attempt, unreachable[attempt.cluster_id])
             continue
         try:
-            follow(attempt)
+            follow(attempt, samples)
         except BackendError as exc:  # the backend did not answer: try again next time
             log.warning("cannot follow %s: %s", attempt.workload_id, exc)
+    _save_samples(samples)
     return len(live)
 
 
-UNREACHABLE = "Lost touch with the cluster"
-
-
-def _unreachable(attempt: Attempt, why: str) -> None:
-    """Its cluster's API does not answer: said once on the job; nothing else changes (the
-    job keeps running there, and is followed again when the API is back)."""
-    if attempt.reason.startswith(UNREACHABLE):
-        return
-    reason = f"{UNREACHABLE} ({why})"[:500]
-    Attempt.objects.filter(pk=attempt.pk).update(reason=reason)
-    attempt.reason = reason
-    lifecycle.record(
-        attempt.job,
-        said(
-            gettext_noop(
-                "Lost touch with the cluster: %(reason)s. The job is left as it is there and "
-                "followed again when the cluster answers."
-            ),
-            reason=why,
-        ),
-        kind=JobEvent.Kind.WARNING,
-    )
-
-
-def follow(attempt: Attempt) -> str:
-    """One look at one attempt; returns its state afterwards."""
+def follow(attempt: Attempt, samples: dict[int, list[UsageSample]] | None = None) -> str:
+    """One look at one attempt; returns its state afterwards. Its usage goes into
+    ``samples`` when given (a sync pass saves them all at once), else is saved now."""
     if attempt.submitted_at is None:
         # Another worker is submitting it right now, or died doing so, or the cluster did
         # not answer the submit (then it is retried here).
@@ -266,33 +245,18 @@ def follow(attempt: Attempt) -> str:
         _end(attempt, status)
         return attempt.state
     if attempt.cluster_id is not None:
-        _tell_why(attempt, status)
+        told.why(attempt, status)
     if status.state == WorkloadState.RUNNING and attempt.state == Attempt.State.STARTING:
         _running(attempt)
     if attempt.state == Attempt.State.RUNNING:
         _expire_if_due(attempt)
-        _sample(attempt)
+        taken = _sample(attempt)
+        if taken is not None:
+            if samples is None:
+                _save_samples({attempt.pk: taken})
+            else:
+                samples[attempt.pk] = taken
     return attempt.state
-
-
-def _tell_why(attempt: Attempt, status: WorkloadStatus) -> None:
-    """A cluster says why a job waits (the queue, the scheduler, an image it cannot pull):
-    each new reason once, as an event on the job."""
-    reason = status.reason[:500]
-    if reason == attempt.reason or reason == "stopping":
-        return
-    back = attempt.reason.startswith(UNREACHABLE)
-    Attempt.objects.filter(pk=attempt.pk).update(reason=reason)
-    attempt.reason = reason
-    if back:
-        lifecycle.record(attempt.job, said(gettext_noop("The cluster answers again.")))
-    if reason:
-        trouble = "Err" in reason or "BackOff" in reason
-        lifecycle.record(
-            attempt.job,
-            said(gettext_noop("On the cluster: %(reason)s"), reason=reason),
-            kind=JobEvent.Kind.WARNING if trouble else JobEvent.Kind.INFO,
-        )
 
 
 def _running(attempt: Attempt) -> None:
@@ -347,15 +311,16 @@ def _expire_if_due(attempt: Attempt) -> None:
         backend(attempt).stop(attempt.workload_id, job.graceful_shutdown_seconds)
 
 
-def _sample(attempt: Attempt) -> None:
+def _sample(attempt: Attempt) -> list[UsageSample] | None:
+    """The attempt's usage now (not saved yet), or None when no sample is due."""
     now = timezone.now()
     due = attempt.sampled_at is None or now - attempt.sampled_at >= timedelta(
         seconds=settings.USAGE_SECONDS
     )
     if not due:
-        return
-    samples = backend(attempt).usage(attempt.workload_id)
-    UsageSample.objects.bulk_create(
+        return None
+    attempt.sampled_at = now
+    return [
         UsageSample(
             attempt=attempt,
             replica=s.replica,
@@ -365,10 +330,17 @@ def _sample(attempt: Attempt) -> None:
             accelerator_util=s.accelerator_util,
             accelerator_memory_mib=s.accelerator_memory_mib,
         )
-        for s in samples
-    )
-    Attempt.objects.filter(pk=attempt.pk).update(sampled_at=now)
-    attempt.sampled_at = now
+        for s in backend(attempt).usage(attempt.workload_id)
+    ]
+
+
+def _save_samples(samples: dict[int, list[UsageSample]]) -> None:
+    """Per attempt, its samples: two statements for a whole pass, whatever the number of
+    attempts (a pass over a thousand running jobs must not cost thousands of round trips)."""
+    if not samples:
+        return
+    UsageSample.objects.bulk_create([s for taken in samples.values() for s in taken])
+    Attempt.objects.filter(pk__in=samples).update(sampled_at=timezone.now())
 
 
 # --- end -----------------------------------------------------------------------------------
