@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import operations
+from jobs import hooks, operations
 from jobs.execution import runs
 from jobs.models import Attempt, JobEvent, Phase, UsageSample
+from jobs.tasks import admit
+from resources import hooks as resource_hooks
 from resources.models import Node
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import admit_and_launch, make_job, wait_for_phase
@@ -25,6 +27,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/ml/jobs"
+
+
+@pytest.fixture(autouse=True)
+def own_admissions(request, monkeypatch):
+    """Tests that run the admission pass themselves must not race with the session's real
+    worker (alive once any test started it), which a new job or node would otherwise wake."""
+    if "celery_worker" not in request.fixturenames:
+        monkeypatch.setattr(hooks, "queue_listeners", [])
+        monkeypatch.setattr(resource_hooks, "inventory_listeners", [])
 
 
 @pytest.fixture
@@ -69,7 +80,11 @@ def test_submit_run_log_usage_stop_delete(alice, vision, spec, cluster, fake, ce
     fake.script("job-", logs=["epoch 1: loss 0.9", "epoch 2: loss 0.5"], cpu="1500m",
                 memory="512Mi")  # fmt: skip
     fake.reset_calls()
-    job, [attempt] = launch(alice, vision, spec, cluster, graceful_shutdown_seconds=20)
+    job = make_job(alice, vision, spec, pool=cluster.default_pool, graceful_shutdown_seconds=20)
+    # The real worker admits and launches it (a pass of our own here would race with it).
+    admit.delay()
+    attempt = wait_until(lambda: Attempt.objects.filter(job=job).first(), 15, 0.2)
+    wait_until(lambda: Attempt.objects.get(pk=attempt.pk).submitted_at, 15, 0.2)
     assert attempt.backend == "kubernetes" and attempt.cluster_id == cluster.pk
     # One Volcano Job and its ConfigMap, as rendered, accepted by the strict fake.
     created = fake.get_job("ml", attempt.workload_id)

@@ -72,7 +72,6 @@ class Controller:
     # --- one tick -----------------------------------------------------------------------
 
     def tick(self, now: float) -> None:
-        self.collect_garbage(now)
         pods_by_owner: dict[str, list[dict]] = {}
         for pod in self.store.of("pods"):
             for ref in pod["metadata"].get("ownerReferences") or ():
@@ -80,6 +79,7 @@ class Controller:
         self._free: dict[str, dict[str, Fraction]] | None = None
         for job in list(self.store.of("jobs")):
             self.job(job, pods_by_owner.get(job["metadata"]["uid"], []), now)
+        self.collect_garbage(now)
 
     def job(self, job: dict, pods: list[dict], now: float) -> None:
         metadata, spec = job["metadata"], job["spec"]
@@ -431,22 +431,27 @@ class Controller:
     # --- the garbage collector --------------------------------------------------------------
 
     def collect_garbage(self, now: float) -> None:
+        """One pass, in the order that lets a foreground deletion end within it."""
         uids = self.store.uids()
-        for kind in ("jobs", "podgroups", "configmaps", "pods"):
+        for kind in ("podgroups", "configmaps", "pods"):
             for obj in list(self.store.of(kind)):
-                metadata = obj["metadata"]
-                owners = [r["uid"] for r in metadata.get("ownerReferences") or ()]
+                owners = [r["uid"] for r in obj["metadata"].get("ownerReferences") or ()]
                 if owners and not any(uid in uids for uid in owners):
                     self.delete(kind, obj, now)  # its owner is gone: background deletion
-                if kind == "pods" and metadata.get("deletionTimestamp"):
-                    if obj["status"]["phase"] != "Running":
-                        self.remove("pods", obj)  # not started or ended: nothing to stop
-                elif "foregroundDeletion" in (metadata.get("finalizers") or ()):
-                    dependents = self.store.owned_by(metadata["uid"])
-                    for dependent_kind, dependent in dependents:
-                        self.delete(dependent_kind, dependent, now)
-                    if not dependents:
-                        self.remove(kind, obj)
+        finalizing = [
+            job
+            for job in self.store.of("jobs")
+            if "foregroundDeletion" in (job["metadata"].get("finalizers") or ())
+        ]
+        for job in finalizing:  # foreground: the dependents first...
+            for kind, dependent in self.store.owned_by(job["metadata"]["uid"]):
+                self.delete(kind, dependent, now)
+        for pod in list(self.store.of("pods")):
+            if pod["metadata"].get("deletionTimestamp") and pod["status"]["phase"] != "Running":
+                self.remove("pods", pod)  # not started or ended: the kubelet has nothing to stop
+        for job in finalizing:  # ...then the owner, once none is left
+            if not self.store.owned_by(job["metadata"]["uid"]):
+                self.remove("jobs", job)
 
     def delete(self, kind: str, obj: dict, now: float) -> None:
         if kind == "pods":
