@@ -9,6 +9,8 @@ stops and deletions, real HTTP through the official client.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from jobs import hooks, operations
@@ -190,13 +192,15 @@ class TestFaultsOfTheApi:
         self, alice, vision, spec, cluster, fake
     ):
         fake.down = True
-        job, attempts = launch(alice, vision, spec, cluster)
+        job, launched = launch(alice, vision, spec, cluster)
+        assert launched == []  # not submitted: nothing to follow yet
+        attempts = list(Attempt.objects.filter(job=job))
         assert attempts[0].submitted_at is None and attempts[0].submit_tries == 1
         assert "The cluster does not answer" in events(job)[-1]
         fake.down = False
         Attempt.objects.filter(pk=attempts[0].pk).update(
-            created_at=attempts[0].created_at.replace(year=2020)
-        )  # the pause before the next try has passed
+            created_at=attempts[0].created_at - timedelta(seconds=10)
+        )  # the pause before the next try has passed (not yet the time to give up)
         job = wait_for_phase(job, Phase.RUNNING)
         assert fake.count("POST", JOBS) == 1
         assert "The cluster answers again: submitted." in events(job)
