@@ -61,6 +61,10 @@ class Controller:
         self.scripts: list[tuple[str, Script]] = []
         self.lives: dict[str, PodLife] = {}  # by pod uid
         self.time_scale = 1.0
+        # Jobs with nothing to do until someone acts on them (running until deleted): a
+        # fake holding thousands of them for a benchmark then costs little CPU per tick.
+        self.asleep: set[str] = set()
+        self._seen = -1  # the store's version after the last tick
 
     def script_for(self, name: str) -> Script:
         found = [s for prefix, s in self.scripts if name.startswith(prefix)]
@@ -72,14 +76,46 @@ class Controller:
     # --- one tick -----------------------------------------------------------------------
 
     def tick(self, now: float) -> None:
+        jobs = self.store.of("jobs")
+        if self.store.version == self._seen and len(self.asleep) >= len(jobs):
+            return  # nothing written since, nothing waiting on a clock
         pods_by_owner: dict[str, list[dict]] = {}
         for pod in self.store.of("pods"):
             for ref in pod["metadata"].get("ownerReferences") or ():
                 pods_by_owner.setdefault(ref["uid"], []).append(pod)
         self._free: dict[str, dict[str, Fraction]] | None = None
-        for job in list(self.store.of("jobs")):
-            self.job(job, pods_by_owner.get(job["metadata"]["uid"], []), now)
-        self.collect_garbage(now)
+        for job in jobs:
+            uid = job["metadata"]["uid"]
+            if uid in self.asleep:
+                continue
+            before = self.store.version
+            pods = pods_by_owner.get(uid, [])
+            self.job(job, pods, now)
+            if self.store.version == before and self.steady(job, pods):
+                self.asleep.add(uid)
+        if self.store.version != self._seen:
+            self.collect_garbage(now)
+        self._seen = self.store.version
+
+    def wake(self, uid: str) -> None:
+        self.asleep.discard(uid)
+
+    def steady(self, job: dict, pods: list[dict]) -> bool:
+        """Running, and nothing will change until someone acts on it."""
+        if job["metadata"].get("deletionTimestamp") or not pods:
+            return False
+        if (job["status"].get("state") or {}).get("phase") != "Running":
+            return False
+        for pod in pods:
+            life = self.lives.get(pod["metadata"]["uid"])
+            if (
+                life is None
+                or pod["status"]["phase"] != "Running"
+                or life.kill_at is not None
+                or life.script.run_seconds is not None
+            ):
+                return False
+        return True
 
     def job(self, job: dict, pods: list[dict], now: float) -> None:
         metadata, spec = job["metadata"], job["spec"]
@@ -241,6 +277,8 @@ class Controller:
             return
         if grace is None:
             grace = pod["spec"].get("terminationGracePeriodSeconds", 30)
+        for ref in metadata.get("ownerReferences") or ():
+            self.wake(ref["uid"])
         metadata["deletionTimestamp"] = stamp(now + grace)
         metadata["deletionGracePeriodSeconds"] = grace
         life = self.lives.get(metadata["uid"])
@@ -463,3 +501,4 @@ class Controller:
         metadata = obj["metadata"]
         self.store.remove(kind, metadata["namespace"], metadata["name"])
         self.lives.pop(metadata["uid"], None)
+        self.asleep.discard(metadata["uid"])

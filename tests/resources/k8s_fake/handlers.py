@@ -299,6 +299,7 @@ def update(fake, request, resource, served):
         if key in body["metadata"]:
             current["metadata"][key] = body["metadata"][key]
     current["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
+    fake.controller.wake(current["metadata"]["uid"])
     return 200, copy.deepcopy(fake.store.bump(current))
 
 
@@ -322,6 +323,7 @@ def delete(fake, request, resource, served):
                 f"{wanted[key]}, {key} in object meta: {metadata[key]}",
             )
     now = time.time()
+    fake.controller.wake(metadata["uid"])
     if resource == "pods":
         fake.controller.delete_pod(obj, now, None if grace is None else int(grace))
         return 200, copy.deepcopy(obj)

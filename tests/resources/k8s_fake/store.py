@@ -89,7 +89,7 @@ class Store:
 _REQUIREMENT = re.compile(
     r"\s*(?P<not>!)?\s*(?P<key>[A-Za-z0-9][-A-Za-z0-9_./]*)\s*"
     r"(?:(?P<op>==|=|!=)\s*(?P<value>[-A-Za-z0-9_.]*)"
-    r"|\s+(?P<set>in|notin)\s*\((?P<values>[^)]*)\))?\s*"
+    r"|(?<=\s)(?P<set>in|notin)\s*\((?P<values>[^)]*)\))?\s*"
 )
 
 
