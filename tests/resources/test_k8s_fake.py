@@ -381,3 +381,22 @@ def test_metrics_of_running_pods(api):
     [item] = answer["items"]
     assert item["metadata"]["name"] == "train-1-worker-0-0"
     assert item["containers"][0]["usage"] == {"cpu": "1500000000n", "memory": "524288Ki"}
+
+
+def test_the_consoles_connection_test_reads_it(api):
+    from resources.backends.k8s_api import Connection
+    from resources.backends.k8s_render import ClusterTarget
+    from resources.backends.kubernetes import KubernetesBackend
+
+    backend = KubernetesBackend(
+        Connection("token", server=api.url, token=api.token), ClusterTarget(namespace="ml")
+    )
+    found = backend.check()
+    assert found.ok and found.version == "v1.31.2" and found.nodes == 1
+    api.forbidden = {("get", "", "pods/log"), ("list", "metrics.k8s.io", "pods")}
+    found = backend.check()
+    assert found.missing == ("get pods/log",)
+    assert found.optional_missing == ("list pods.metrics.k8s.io",)
+    api.volcano = False
+    found = backend.check()
+    assert not found.volcano and "Volcano is not installed" in found.problems[0]
