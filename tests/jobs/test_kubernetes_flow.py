@@ -138,7 +138,7 @@ def test_out_of_memory_is_said(alice, vision, spec, cluster, fake):
 
 
 def test_a_job_the_scheduler_cannot_place_says_why(alice, vision, spec, cluster, fake):
-    message = "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    message = "0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu."
     fake.script("job-", unschedulable=message)
     job, _ = launch(alice, vision, spec, cluster)
 

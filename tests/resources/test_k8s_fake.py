@@ -306,7 +306,7 @@ def test_a_gang_that_does_not_fit_waits_whole(api):
     assert len(pods) == 3 and not any(p["spec"].get("nodeName") for p in pods)
     condition = pods[0]["status"]["conditions"][0]
     assert condition["type"] == "PodScheduled" and condition["reason"] == "Unschedulable"
-    assert condition["message"] == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert condition["message"] == "0/1 nodes are unavailable: 1 Insufficient nvidia.com/gpu."
     [group] = api.objects("ml", "podgroups")
     assert group["status"]["conditions"][-1]["type"] == "Unschedulable"
     assert api.get_job("ml", "big")["status"]["state"]["phase"] == "Pending"

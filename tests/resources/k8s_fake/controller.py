@@ -187,22 +187,22 @@ class Controller:
         self.follow_group(group, counts)
         wanted = job["spec"].get("minAvailable", 0)
         live = counts["pending"] + counts["running"] + counts["terminating"]
-        if phase == "Pending" and counts["running"] >= max(wanted, 1):
+        # Volcano's states (pkg/controllers/job/state): Pending starts running once the gang
+        # has started; a policy's action kills the live pods (ended ones are kept) and the
+        # job ends when none is left; without one, the job ends with its last pod.
+        started = counts["running"] + counts["succeeded"] + counts["failed"]
+        if phase == "Pending" and started >= max(wanted, 1):
             self.move(job, "Running", now)
-        elif phase in ("Pending", "Running"):
+        elif phase == "Running":
             failed = [p for p in pods if p["status"]["phase"] == "Failed"]
-            done = self.completed_task(job, pods)
             if failed and self.action(job, failed[0], "PodFailed") == "AbortJob":
-                self.move(
-                    job, "Aborting", now, "PodFailed", f"pod {failed[0]['metadata']['name']} failed"
-                )
+                self.move(job, "Aborting", now)
                 self.kill(pods, now)
-            elif done:
-                self.move(job, "Completing", now, "TaskCompleted", f"task {done} completed")
+            elif self.completed_task(job, pods):
+                self.move(job, "Completing", now)
                 self.kill(pods, now)
             elif pods and not live:
-                ok = counts["succeeded"] >= wanted and not failed
-                self.move(job, "Completing" if ok else "Failed", now)
+                self.move(job, "Completed" if counts["succeeded"] >= wanted else "Failed", now)
         elif phase in ("Aborting", "Completing", "Terminating") and not live:
             self.move(
                 job,
@@ -355,8 +355,9 @@ class Controller:
                     break
                 why[reason] = why.get(reason, 0) + 1
             else:
-                said = ", ".join(f"{count} {reason}" for reason, count in sorted(why.items()))
-                return placed, f"0/{len(self.nodes)} nodes are available: {said}."
+                # Volcano's FitErrors: "<count> <reason>" strings, sorted as text.
+                said = ", ".join(sorted(f"{count} {reason}" for reason, count in why.items()))
+                return placed, f"0/{len(self.nodes)} nodes are unavailable: {said}."
         return placed, ""
 
     @staticmethod
