@@ -76,9 +76,9 @@ class Controller:
     # --- one tick -----------------------------------------------------------------------
 
     def tick(self, now: float) -> None:
-        jobs = self.store.of("jobs")
-        if self.store.version == self._seen and len(self.asleep) >= len(jobs):
+        if self.store.version == self._seen and len(self.asleep) >= len(self.store.items["jobs"]):
             return  # nothing written since, nothing waiting on a clock
+        jobs = self.store.of("jobs")
         pods_by_owner: dict[str, list[dict]] = {}
         for pod in self.store.of("pods"):
             for ref in pod["metadata"].get("ownerReferences") or ():
@@ -459,7 +459,7 @@ class Controller:
         pod["status"] |= {
             "phase": "Failed" if failed else "Succeeded",
             "conditions": objects.pod_conditions(
-                True, False, reason="PodFailed" if failed else "PodCompleted", message=" "
+                True, False, reason="PodFailed" if failed else "PodCompleted"
             ),
             "containerStatuses": [
                 previous | {"state": {"terminated": terminated}, "ready": False, "started": False}

@@ -93,8 +93,11 @@ def handle(fake, request):
         return review(fake, request)
     if group == "metrics.k8s.io" and resource == "pods":
         return metrics(fake, request)
-    if (group, resource) == ("", "nodes") and not request.name:
-        return 200, node_list(fake.nodes, request.query)
+    if (group, resource) == ("", "nodes") and request.verb in ("get", "list"):
+        if not request.name:
+            return 200, node_list(fake.nodes, request.query)
+        found = [n for n in fake.nodes if n["metadata"]["name"] == request.name]
+        return (200, copy.deepcopy(found[0])) if found else not_found(request)
     served = RESOURCES.get((group, resource))
     if served is None:
         return 404, PAGE_NOT_FOUND

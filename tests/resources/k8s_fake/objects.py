@@ -277,8 +277,10 @@ def pod_conditions(scheduled: bool, ready: bool, *, reason: str = "", message: s
             "lastProbeTime": None,
             "lastTransitionTime": now,
         }
-        if not ok:
-            condition["reason"] = reason or "ContainersNotReady"
+        if not ok and reason:  # ended: PodCompleted or PodFailed, no message
+            condition["reason"] = reason
+        elif not ok:
+            condition["reason"] = "ContainersNotReady"
             condition["message"] = message or "containers with unready status: [main]"
         conditions.append(condition)
     return conditions
@@ -319,11 +321,12 @@ def pod_metrics(pod_: dict, cpu_nanocores: int, memory_kib: int) -> dict:
         },
         "timestamp": stamp(),
         "window": "10.048s",
+        # The scripted usage is the pod's: all of it on its first container.
         "containers": [
             {
                 "name": c.get("name", "main"),
                 "usage": {"cpu": f"{cpu_nanocores}n", "memory": f"{memory_kib}Ki"},
             }
-            for c in pod_["spec"].get("containers") or []
-        ][:1],
+            for c in (pod_["spec"].get("containers") or [])[:1]
+        ],
     }
