@@ -400,3 +400,38 @@ def test_the_consoles_connection_test_reads_it(api):
     api.volcano = False
     found = backend.check()
     assert not found.volcano and "Volcano is not installed" in found.problems[0]
+
+
+def test_it_runs_alone_with_many_running_jobs():
+    """As a benchmark starts it: another process, one JSON line, then it serves."""
+    import subprocess
+    import sys
+
+    from resources.backends.base import WorkloadState
+    from resources.backends.k8s_api import Connection
+    from resources.backends.k8s_render import ClusterTarget
+    from resources.backends.kubernetes import KubernetesBackend
+
+    command = [
+        sys.executable,
+        "-m",
+        "tests.resources.k8s_fake",
+        "--jobs",
+        "3",
+        "--names",
+        "job-{i}-1",
+    ]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
+        try:
+            said = json.loads(process.stdout.readline())
+            backend = KubernetesBackend(
+                Connection("token", server=said["url"], token=said["token"]),
+                ClusterTarget(namespace=said["namespace"]),
+            )
+            snapshot = backend.refresh()
+            assert sorted(snapshot.jobs) == ["job-1-1", "job-2-1", "job-3-1"]
+            assert len(snapshot.pods["job-2-1"]) == 1 and "job-2-1" in snapshot.podgroups
+            assert backend.poll("job-2-1").state == WorkloadState.RUNNING
+        finally:
+            process.terminate()
+        assert process.wait(10) == 0
