@@ -192,8 +192,7 @@ class TestFaultsOfTheApi:
         self, alice, vision, spec, cluster, fake
     ):
         fake.down = True
-        job, launched = launch(alice, vision, spec, cluster)
-        assert launched == []  # not submitted: nothing to follow yet
+        job, _launched = launch(alice, vision, spec, cluster)  # (lists submitted ones only)
         attempts = list(Attempt.objects.filter(job=job))
         assert attempts[0].submitted_at is None and attempts[0].submit_tries == 1
         assert "The cluster does not answer" in events(job)[-1]
