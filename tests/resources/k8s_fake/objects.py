@@ -10,8 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 TOKEN = "test-token-0123456789"
-USER = "system:serviceaccount:console:console"
-VOLCANO_GROUP = "batch.volcano.sh"
+USER = "system:serviceaccount:console:console"  # who our token is, in 403 messages
 JOB_API = "batch.volcano.sh/v1alpha1"
 PODGROUP_API = "scheduling.volcano.sh/v1beta1"
 

@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from tests.resources.k8s_fake import handlers
 from tests.resources.k8s_fake.controller import Controller, Script
-from tests.resources.k8s_fake.objects import TOKEN, status
+from tests.resources.k8s_fake.objects import TOKEN, USER, status
 from tests.resources.k8s_fake.store import Store
 
 TICK_SECONDS = 0.02
@@ -63,7 +63,7 @@ class Request:
         named = f' "{self.name}"' if self.name and self.verb != "create" else ""
         where = f'in the namespace "{self.namespace}"' if self.namespace else "at the cluster scope"
         return (
-            f'{what}{named} is forbidden: User "system:serviceaccount:console:console" '
+            f'{what}{named} is forbidden: User "{USER}" '
             f'cannot {self.verb} resource "{resource}" in API group "{self.group}" {where}'
         )
 
