@@ -435,3 +435,23 @@ def test_it_runs_alone_with_many_running_jobs():
         finally:
             process.terminate()
         assert process.wait(10) == 0
+
+
+def test_the_backend_starts_its_lists_over_after_a_compaction(api):
+    from resources.backends.k8s_api import Connection
+    from resources.backends.k8s_render import ClusterTarget
+    from resources.backends.kubernetes import KubernetesBackend
+
+    backend = KubernetesBackend(
+        Connection("token", server=api.url, token=api.token), ClusterTarget(namespace="ml")
+    )
+    call(api, "POST", JOBS, volcano_job("train-1"))
+    assert list(backend.refresh().jobs) == ["train-1"]
+    call(api, "POST", JOBS, volcano_job("train-2"))
+    api.compact()
+    call(api, "POST", JOBS, volcano_job("train-3"))
+    api.reset_calls()
+    assert sorted(backend.refresh().jobs) == ["train-1", "train-2", "train-3"]
+    asked = [path for method, path in api.calls if path.startswith(JOBS)]
+    assert len(asked) == 2 and "resourceVersion=" in asked[0]  # 410, then from scratch
+    assert "resourceVersion=" not in asked[1]
