@@ -25,6 +25,20 @@ from tests.resources.k8s_fake.objects import TOKEN, USER, status
 from tests.resources.k8s_fake.store import Store
 
 TICK_SECONDS = 0.02
+# What the API server says with each failure a test may script (metav1.StatusReason).
+FAILURES = {
+    429: (
+        "TooManyRequests",
+        "the server has received too many requests and has asked us to try again later",
+    ),
+    500: ("InternalError", "an error on the server has prevented the request from succeeding"),
+    503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
+    504: (
+        "Timeout",
+        "the server was unable to return a response in the time allotted, but "
+        "may still be processing the request",
+    ),
+}
 
 
 class Request:
@@ -236,11 +250,8 @@ class FakeKubernetes:
             failure = self._failures.pop(0) if self._failures else None
         if self.down or failure:
             code = failure or 503
-            return code, status(
-                code,
-                "ServiceUnavailable" if code == 503 else "InternalError",
-                "the server is currently unable to handle the request",
-            )
+            reason, message = FAILURES.get(code, FAILURES[500])
+            return code, status(code, reason, message)
         if auth != f"Bearer {self.token}":
             return 401, status(401, "Unauthorized", "Unauthorized")
         request = Request(method, raw_path, body)
