@@ -5,43 +5,18 @@ the garbage collector (ownerReferences, foreground and background deletion)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from fractions import Fraction
 
 from resources.backends.k8s_nodes import parse_quantity
 from tests.resources.k8s_fake import objects
 from tests.resources.k8s_fake.objects import stamp
+from tests.resources.k8s_fake.script import PodLife, Script
 from tests.resources.k8s_fake.store import Store
 
 CREATE_SECONDS = 0.2  # ContainerCreating before a bound pod runs (not scaled)
 PULL_BACKOFF_SECONDS = 1.0  # ErrImagePull and ImagePullBackOff alternate this often
 FINISHED = frozenset({"Completed", "Failed", "Aborted", "Terminated"})
 ENDED = frozenset({"Succeeded", "Failed"})
-
-
-@dataclass
-class Script:
-    """How the pods of Volcano jobs whose name starts with a prefix behave."""
-
-    logs: list[str] = field(default_factory=list)
-    exit_code: int = 0
-    run_seconds: float | None = None  # None: runs until deleted
-    oom: bool = False
-    unschedulable: str = ""  # the scheduler's message when set: never placed
-    image_pull_error: bool = False
-    cpu: str = "1500m"
-    memory: str = "512Mi"
-
-
-@dataclass
-class PodLife:
-    """What the fake kubelet knows of one pod beyond its API object."""
-
-    script: Script
-    bound_at: float | None = None
-    started_at: float | None = None
-    kill_at: float | None = None  # SIGKILL after the grace period of a deletion
-    logs: list[tuple[float, str]] = field(default_factory=list)
 
 
 def requests_of(pod: dict) -> dict[str, Fraction]:

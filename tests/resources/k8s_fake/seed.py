@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from tests.resources.k8s_fake import objects
-from tests.resources.k8s_fake.controller import PodLife
+from tests.resources.k8s_fake.script import PodLife
 
 WORKLOAD_LABEL = "console.io/workload"
 

@@ -20,8 +20,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.resources.k8s_fake import handlers
-from tests.resources.k8s_fake.controller import Controller, Script
+from tests.resources.k8s_fake.controller import Controller
 from tests.resources.k8s_fake.objects import TOKEN, USER, status
+from tests.resources.k8s_fake.script import Script
 from tests.resources.k8s_fake.store import Store
 
 TICK_SECONDS = 0.02
