@@ -39,10 +39,10 @@ INT32_MAX, INT16_MAX = 2**31 - 1, 2**15 - 1
 # decimal suffix (m, k, M...E) or a decimal exponent (e3, E-2). Digits are ASCII only.
 _QUANTITY = re.compile(
     r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?:(?P<binary>[KMGTPE]i)|(?P<decimal>[mkMGTPE])|[eE](?P<exponent>[+-]?[0-9]+))?"
+    r"(?:(?P<binary>[KMGTPE]i)|(?P<decimal>[numkMGTPE])|[eE](?P<exponent>[+-]?[0-9]+))?"
 )
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _MAX_EXPONENT = 64  # far beyond any real node; keeps 1e999999999 from eating the CPU
 
 

@@ -160,15 +160,8 @@ class KubernetesBackend:
         except ValueError as error:
             raise RenderError(str(error)) from None
         found = problems(job, self._job_schema()) if self._job_schema() else []
-        for task in job["spec"]["tasks"]:
-            template = {
-                "apiVersion": "v1",
-                "kind": "PodTemplate",
-                "metadata": {"name": task["name"]},
-                "template": task["template"],
-            }
-            found += _core_problems(template, f"task {task['name']}")
-        found += _core_problems(files, "the ConfigMap")
+        found += task_problems(job)
+        found += core_problems(files, "the ConfigMap")
         if found:
             shown = "; ".join(found[:3]) + (
                 f" (and {len(found) - 3} more)" if len(found) > 3 else ""
@@ -452,7 +445,22 @@ def _deleting(item: dict) -> bool:
     return bool((item.get("metadata") or {}).get("deletionTimestamp"))
 
 
-def _core_problems(obj: dict, what: str) -> list[str]:
+def task_problems(job: dict) -> list[str]:
+    """Every pod template of a Volcano Job, strictly against the Kubernetes OpenAPI."""
+    found: list[str] = []
+    for task in job["spec"]["tasks"]:
+        template = {
+            "apiVersion": "v1",
+            "kind": "PodTemplate",
+            "metadata": {"name": task["name"]},
+            "template": task["template"],
+        }
+        found += core_problems(template, f"task {task['name']}")
+    return found
+
+
+def core_problems(obj: dict, what: str) -> list[str]:
+    """An object of the core API, strictly against the Kubernetes OpenAPI."""
     try:
         kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
     except kubernetes_validate.ValidationError as error:
