@@ -37,16 +37,19 @@ class SecretTextarea(forms.Textarea):
         return None
 
 
-def _secret_field(label, widget, help_text) -> forms.CharField:
+def _secret_field(label, widget, help_text, max_length: int) -> forms.CharField:
     return forms.CharField(
-        label=label, required=False, strip=True, widget=widget, help_text=help_text
-    )
+        label=label, required=False, strip=True, widget=widget, help_text=help_text,
+        max_length=max_length,
+    )  # fmt: skip
 
 
 def parse_kubeconfig(text: str) -> tuple[dict | None, str]:
     """The kubeconfig as a mapping, or None and why not (in words)."""
     try:
         document = yaml.safe_load(text)
+    except RecursionError:  # nested deeper than any kubeconfig
+        return None, str(_("This YAML is not a kubeconfig: it has no list of contexts."))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = _(" (line %(line)d)") % {"line": mark.line + 1} if mark else ""
@@ -76,11 +79,13 @@ class ClusterForm(NameRules, forms.ModelForm):
         _("Bearer token"),
         forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         _("A service account's token. It is stored encrypted and never shown again."),
+        max_length=16_384,
     )
     kubeconfig = _secret_field(
         _("Kubeconfig"),
         SecretTextarea(attrs={"rows": 6, "spellcheck": "false", "autocomplete": "off"}),
         _("The whole file, pasted. It is stored encrypted and never shown again."),
+        max_length=262_144,
     )
 
     class Meta:
@@ -90,6 +95,7 @@ class ClusterForm(NameRules, forms.ModelForm):
             "kubeconfig", "context", "namespace", "queue", "accelerator_resource",
             "storage_claim", "storage_host_path", "default_pool", "prometheus_url",
         ]  # fmt: skip
+        labels = {"connection": _("Connect with")}
         widgets = {
             "connection": forms.RadioSelect,
             "ca_certificate": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
@@ -122,12 +128,27 @@ class ClusterForm(NameRules, forms.ModelForm):
         )
         for name in ("api_url", "prometheus_url", "context", "storage_host_path"):
             self.fields[name].widget.attrs.update(autocomplete="off", spellcheck="false")
-        stored = _("Stored — leave empty to keep it, or enter a new one to replace it.")
-        if self.instance.has_token:
-            self.fields["token"].widget.attrs["placeholder"] = stored
-        if self.instance.has_kubeconfig:
-            self.fields["kubeconfig"].widget.attrs["placeholder"] = stored
-        self.secrets_typed = False
+        for name, stored in (
+            ("token", self.instance.has_token),
+            ("kubeconfig", self.instance.has_kubeconfig),
+        ):
+            if stored:
+                self.fields[name].widget.attrs["placeholder"] = _("stored (hidden)")
+                self.fields[name].help_text = _(
+                    "One is stored (never shown). Leave empty to keep it, or enter a new one "
+                    "to replace it."
+                )
+        # Required by the chosen connection kind, so that the form marks them.
+        chosen = self.data.get("connection") if self.is_bound else self.instance.connection
+        for name, required, message in (
+            ("api_url", chosen == TOKEN, _("Enter the API server's address.")),
+            ("token", chosen == TOKEN and not self.instance.has_token,
+             _("Enter the bearer token the console signs in with.")),
+            ("kubeconfig", chosen == KUBECONFIG and not self.instance.has_kubeconfig,
+             _("Paste the kubeconfig.")),
+        ):  # fmt: skip
+            self.fields[name].required = required
+            self.fields[name].error_messages["required"] = message
 
     # Field rules
     def clean_api_url(self) -> str:
@@ -196,7 +217,6 @@ class ClusterForm(NameRules, forms.ModelForm):
     # Rules across fields
     def clean(self):
         data = super().clean()
-        self.secrets_typed = bool(self.data.get("token") or self.data.get("kubeconfig"))
         connection = data.get("connection")
         if connection == TOKEN:
             self._clean_token_connection(data)
@@ -263,7 +283,7 @@ class ClusterForm(NameRules, forms.ModelForm):
 
     def full_clean(self):
         super().full_clean()
-        if self.is_bound and self.errors and self.secrets_typed:
+        if self.is_bound and self.errors:
             again = _("Not kept after an error, for safety: enter it again.")
             for name in ("token", "kubeconfig"):
                 if self.data.get(name):

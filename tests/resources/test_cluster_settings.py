@@ -235,7 +235,7 @@ class TestEdit:
     def test_token_is_kept_when_left_empty(self, as_admin):
         cluster = ClusterFactory(token=TOKEN)
         page = as_admin.get(self.url(cluster))
-        assert "Stored — leave empty to keep it" in page.content.decode()
+        assert "Leave empty to keep it" in page.content.decode()
         assert_no_secret(page, TOKEN)
         response = as_admin.post(self.url(cluster), token_data(name=cluster.name, token=""))
         assert response.status_code == 302
@@ -253,7 +253,7 @@ class TestEdit:
         cluster = Cluster.objects.get()
         page = as_admin.get(self.url(cluster))
         assert_no_secret(page, "kube-s3cret-token")
-        assert "Stored — leave empty to keep it" in page.content.decode()
+        assert "Leave empty to keep it" in page.content.decode()
         response = as_admin.post(self.url(cluster), kubeconfig_data(kubeconfig="", context="dev"))
         assert response.status_code == 302
         response = as_admin.post(self.url(cluster), kubeconfig_data(kubeconfig="", context="x"))
@@ -320,3 +320,9 @@ def test_chinese_page(as_admin):
     assert "集群" in listing.content.decode()
     assert "https://" in " ".join(bad.context["form"].errors["api_url"])
     assert "Use an https:// address" not in bad.content.decode()
+
+
+def test_hostile_kubeconfigs_are_field_errors(as_admin):
+    for text in ("[" * 5000, "a: &a [*a, *a]\ncontexts: *a", "x" * 300_000):
+        response = as_admin.post(NEW, kubeconfig_data(kubeconfig=text))
+        assert "kubeconfig" in errors_of(response) or "context" in errors_of(response)
