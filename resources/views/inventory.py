@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from console.access import staff_required
@@ -134,6 +135,7 @@ def inventory_list(request: HttpRequest, kind: str) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+@sensitive_post_parameters("token", "kubeconfig")  # a cluster's: never in error reports
 @staff_required
 @rate_limited("settings", back="inventory_list")
 def inventory_edit(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResponse:

@@ -326,3 +326,17 @@ def test_hostile_kubeconfigs_are_field_errors(as_admin):
     for text in ("[" * 5000, "a: &a [*a, *a]\ncontexts: *a", "x" * 300_000):
         response = as_admin.post(NEW, kubeconfig_data(kubeconfig=text))
         assert "kubeconfig" in errors_of(response) or "context" in errors_of(response)
+
+
+def test_secrets_stay_out_of_error_reports_and_logs(as_admin, caplog):
+    """A crash report (the mail to admins) masks them; nothing the form logs names them."""
+    from django.views.debug import SafeExceptionReporterFilter
+
+    response = as_admin.post(NEW, token_data(namespace="Bad", token=TOKEN))
+    request = response.wsgi_request
+    reported = SafeExceptionReporterFilter().get_post_parameters(request)
+    assert reported["token"] != TOKEN and TOKEN not in str(dict(reported))
+    as_admin.post(NEW, token_data())
+    assert TOKEN not in caplog.text
+    cluster = Cluster.objects.get()
+    assert TOKEN not in repr(cluster.__dict__)  # only sealed
