@@ -8,6 +8,10 @@
 * ``DNS_LABEL``: a development environment's name becomes a job's name (a host name in
   distributed jobs), like the job form's own rule (jobs/forms/rules.py).
 * ``IMAGE_REFERENCE``: what a container runtime pulls.
+* ``KUBERNETES_NAME``: a cluster's namespace and Volcano queue (a DNS-1123 label).
+* ``OBJECT_NAME``: a Kubernetes object's name, e.g. a PersistentVolumeClaim (a DNS-1123
+  subdomain: ``NODE_NAME``'s rule, worded for any object).
+* ``EXTENDED_RESOURCE``: how nodes advertise accelerators, e.g. ``nvidia.com/gpu``.
 
 Catalog names become folder names in jobs (``resources.mounts.is_folder_name``).
 Each rule's message says both the length and the characters, so one message covers both.
@@ -84,4 +88,26 @@ IMAGE_REFERENCE = NameRule(
     255,
     _("An image reference such as “registry.example.com/team/pytorch:2.3”: up to %(max)d "
       "characters, a lowercase repository path, no spaces."),
+)  # fmt: skip
+KUBERNETES_NAME = NameRule(
+    re.compile(_DNS_PART, re.ASCII),
+    63,
+    _("Up to %(max)d characters: lowercase letters, digits and “-”, beginning and ending "
+      "with a letter or digit (Kubernetes' rule for this name)."),
+)  # fmt: skip
+OBJECT_NAME = NameRule(
+    NODE_NAME.pattern,
+    253,
+    _("Up to %(max)d characters: lowercase letters, digits, “-” and “.”, each part between "
+      "dots beginning and ending with a letter or digit (Kubernetes' rule for object names)."),
+)  # fmt: skip
+# A domain, "/", and a name of up to 63 characters; Kubernetes keeps kubernetes.io for itself.
+EXTENDED_RESOURCE = NameRule(
+    re.compile(
+        rf"(?!([^/]*\.)?kubernetes\.io/){_DNS_PART}(\.{_DNS_PART})*/(?=.{{1,63}}\Z){_LABEL}",
+        re.ASCII,
+    ),
+    253,
+    _("A resource name as nodes advertise it, a domain and a name such as “nvidia.com/gpu” "
+      "or “huawei.com/Ascend910” (up to %(max)d characters, no spaces)."),
 )  # fmt: skip

@@ -1,5 +1,5 @@
 """What the resources app asks of jobs (registered in JobsConfig.ready): which live jobs
-use a spec, image or node, and how many boards queued jobs wait for per model (SPEC J9)."""
+use a spec, image, node or cluster, and how many boards queued jobs wait for per model (SPEC J9)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections import defaultdict
 
 from django.urls import reverse
 
-from jobs.models import Job, JobSpecChoice
-from resources.models import Allocation, Image, Node, NodeSpec
+from jobs.models import Attempt, Job, JobSpecChoice
+from resources.models import Allocation, Cluster, Image, Node, NodeSpec
 
 
 def live_jobs_using(obj) -> list[tuple[str, str]]:
@@ -18,6 +18,9 @@ def live_jobs_using(obj) -> list[tuple[str, str]]:
         jobs = Job.objects.live().filter(image=obj)
     elif isinstance(obj, Node):
         ids = Allocation.objects.live().filter(node=obj, holder_kind="job").values("holder_id")
+        jobs = Job.objects.filter(pk__in=ids)
+    elif isinstance(obj, Cluster):
+        ids = Attempt.objects.filter(cluster=obj, ended_at__isnull=True).values("job_id")
         jobs = Job.objects.filter(pk__in=ids)
     else:
         return []

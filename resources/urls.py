@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from resources.views import cluster, inventory
+from resources.views import cluster, cluster_settings, inventory
 
 urlpatterns = [
     path("cluster/", cluster.cluster, name="cluster"),
@@ -16,5 +16,17 @@ urlpatterns = [
         "settings/inventory/<slug:kind>/<int:pk>/retire/",
         inventory.inventory_retire,
         name="inventory_retire",
+    ),
+    path(
+        "settings/inventory/clusters/<int:pk>/test/",
+        cluster_settings.cluster_test,
+        {"kind": "clusters"},
+        name="cluster_test",
+    ),
+    path(
+        "settings/inventory/clusters/<int:pk>/sync/",
+        cluster_settings.cluster_sync,
+        {"kind": "clusters"},
+        name="cluster_sync",
     ),
 ]

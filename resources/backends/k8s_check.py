@@ -86,10 +86,14 @@ def check(self: KubernetesBackend) -> Check:
             for verb, group, resource in needed:
                 if not _may(self, verb, group, resource):
                     into.append(_verb_words(verb, group, resource))
-        if "list nodes" not in missing:
-            nodes = len(self.inventory())
     except BackendError as error:
         found.append(str(error))
+    # Counted even when the reviews could not be asked: the nodes seen are worth knowing.
+    if "list nodes" not in missing:
+        try:
+            nodes = len(self.inventory())
+        except BackendError as error:
+            found.append(str(error))
     return Check(version, tuple(found), tuple(missing), tuple(optional), volcano, nodes)
 
 

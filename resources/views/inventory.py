@@ -5,15 +5,17 @@ One set of views serves every kind; ``KINDS`` says, per kind, its model, form an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib import messages
-from django.db.models import Model
+from django.db.models import Count, Max, Model, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from console.access import staff_required
@@ -21,9 +23,11 @@ from console.htmx import render_page
 from console.ratelimit import rate_limited
 from resources import hooks
 from resources.forms import inventory as forms
+from resources.forms.clusters import ClusterForm
 from resources.models import (
     AcceleratorModel,
     Allocation,
+    Cluster,
     DriverVersion,
     Image,
     Node,
@@ -40,6 +44,9 @@ class Kind:
     title: Promise
     columns: tuple[tuple[Promise, str], ...]  # (header, template of the cell)
     related: tuple[str, ...] = ()
+    fields_template: str = "includes/form_fields.html"
+    edit_aside: str = ""  # a template shown under the form of an existing object
+    listed: Callable[[QuerySet], QuerySet] | None = None  # what the list adds to each row
 
     @property
     def singular(self):
@@ -66,6 +73,15 @@ KINDS = {
              ((gettext_lazy("Reference"), "reference"), (gettext_lazy("Scopes"), "scopes"),
               (gettext_lazy("Board types"), "board_kinds"),
               (gettext_lazy("Local runtime"), "local_runtime"))),
+        Kind("clusters", Cluster, ClusterForm, gettext_lazy("Clusters"),
+             ((gettext_lazy("Connection"), "connection"),
+              (gettext_lazy("Namespace / queue"), "namespace"),
+              (gettext_lazy("Pool"), "default_pool"),
+              (gettext_lazy("Nodes"), "node_count"), (gettext_lazy("Last sync"), "last_sync")),
+             ("default_pool",), "resources/cluster_fields.html", "resources/cluster_actions.html",
+             lambda clusters: clusters.annotate(
+                 node_count=Count("nodes", filter=Q(nodes__retired_at__isnull=True)),
+                 last_sync=Max("nodes__last_heartbeat"))),
     )
 }  # fmt: skip
 
@@ -106,6 +122,8 @@ def inventory_list(request: HttpRequest, kind: str) -> HttpResponse:
         objects = objects.select_related(*spec.related)
     if spec.model is ResourcePool:
         objects = objects.prefetch_related("projects", "nodes")
+    if spec.listed:
+        objects = spec.listed(objects)
     show_retired = request.GET.get("retired") == "1"
     if not show_retired:
         objects = objects.filter(retired_at__isnull=True)
@@ -117,6 +135,7 @@ def inventory_list(request: HttpRequest, kind: str) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+@sensitive_post_parameters("token", "kubeconfig")  # a cluster's: never in error reports
 @staff_required
 @rate_limited("settings", back="inventory_list")
 def inventory_edit(request: HttpRequest, kind: str, pk: int | None = None) -> HttpResponse:

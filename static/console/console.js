@@ -30,3 +30,18 @@ document.addEventListener("htmx:oobAfterSwap", (event) => {
 document.addEventListener("htmx:load", (event) => {
   for (const log of event.detail.elt.querySelectorAll?.("#log-text") ?? []) log.scrollTop = log.scrollHeight;
 });
+
+// A cluster's form: only the fields of the chosen connection kind (all show without JS).
+function showConnectionFields(root) {
+  for (const form of root.querySelectorAll?.("form:has([data-cluster-connection])") ?? []) {
+    const chosen = form.querySelector("[data-cluster-connection]:checked")?.value;
+    for (const group of form.querySelectorAll("[data-connection-kind]")) {
+      group.hidden = chosen !== undefined && group.dataset.connectionKind !== chosen;
+    }
+  }
+}
+document.addEventListener("change", (event) => {
+  if (event.target.matches?.("[data-cluster-connection]")) showConnectionFields(document);
+});
+document.addEventListener("htmx:load", (event) => showConnectionFields(event.detail.elt));
+document.addEventListener("DOMContentLoaded", () => showConnectionFields(document));

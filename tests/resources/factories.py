@@ -1,4 +1,4 @@
-"""Inventory factories: accelerator models, specs, pools, nodes, images, allocations."""
+"""Inventory factories: accelerator models, specs, pools, nodes, images, allocations, clusters."""
 
 from decimal import Decimal
 
@@ -7,6 +7,7 @@ import factory
 from resources.models import (
     AcceleratorModel,
     Allocation,
+    Cluster,
     DriverVersion,
     Image,
     Node,
@@ -97,3 +98,21 @@ class AllocationFactory(factory.django.DjangoModelFactory):
     cpu_millicores = 1000
     memory_mib = 1024
     slots = factory.LazyFunction(list)
+
+
+class ClusterFactory(factory.django.DjangoModelFactory):
+    """A token cluster; ``token`` sets (seals) its bearer token."""
+
+    class Meta:
+        model = Cluster
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"cluster-{n}")
+    api_url = "https://k8s.example.com:6443"
+    storage_claim = "console-storage"
+
+    @factory.post_generation
+    def token(cluster, create, extracted, **kwargs):
+        cluster.set_token(extracted if extracted is not None else "stored-token-0123")
+        if create:
+            cluster.save()

@@ -13,7 +13,7 @@ from tests.resources.factories import (
 
 pytestmark = pytest.mark.django_db
 
-KINDS = ["accelerators", "drivers", "specs", "pools", "nodes", "images"]
+KINDS = ["accelerators", "drivers", "specs", "pools", "nodes", "images", "clusters"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -31,6 +31,10 @@ INVENTORY = [
     ("nodes", "name", names.NODE_NAME),
     ("images", "name", names.LABEL_VALUE),
     ("images", "reference", names.IMAGE_REFERENCE),
+    ("clusters", "name", names.LABEL_VALUE),
+    ("clusters", "namespace", names.KUBERNETES_NAME),
+    ("clusters", "queue", names.KUBERNETES_NAME),
+    ("clusters", "storage_claim", names.OBJECT_NAME),
 ]
 
 
@@ -88,6 +92,30 @@ def test_good_inventory_names_are_saved(client, admin, kind, data):
                 "nvcr.io/nvidia/pytorch@sha256:" + "a" * 64,
             ],
             ["PyTorch", "pytorch:", "a b", "registry//x", "x:" + "t" * 129, "/pytorch"],
+        ),
+        (
+            names.KUBERNETES_NAME,
+            ["default", "team-a", "q1", "a" * 63],
+            ["Team", "team_a", "-a", "a-", "a.b", "a" * 64],
+        ),
+        (
+            names.OBJECT_NAME,
+            ["console-storage", "pvc.v2", "a" * 253],
+            ["PVC", "pvc_1", "pvc.", "a..b", "a" * 254],
+        ),
+        (
+            names.EXTENDED_RESOURCE,
+            ["nvidia.com/gpu", "huawei.com/Ascend910", "cambricon.com/mlu", "vendor/x_1.a"],
+            [
+                "gpu",
+                "nvidia.com/",
+                "/gpu",
+                "Nvidia.com/gpu",
+                "kubernetes.io/gpu",
+                "a.kubernetes.io/x",
+                "nvidia.com/" + "g" * 64,
+                "nvidia.com/gpu 1",
+            ],
         ),
         (FOLDER, ["cifar10", "v2", "_x", "-x", "a.b"], [".hidden", "a/b", "a b", "x" * 64]),
     ],
