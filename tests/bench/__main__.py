@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 
-from tests.bench import cluster, execution, foundation, jobs, scheduler
+from tests.bench import cluster, execution, foundation, jobs, kubernetes, scheduler
 
 BENCHMARKS = {
     "cold_start": foundation.cold_start,
@@ -21,6 +21,9 @@ BENCHMARKS = {
     "admission": scheduler.admission_with_writes,
     "prediction": scheduler.prediction_page,
     "execution": execution.execution,
+    "k8s_job_calls": kubernetes.api_calls_per_job,
+    "k8s_sync": kubernetes.sync_pass_1000,
+    "k8s_submit": kubernetes.admission_to_created,
 }
 
 
