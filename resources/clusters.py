@@ -14,7 +14,7 @@ from django.db.models.signals import post_save
 from django.dispatch import receiver
 
 from console.sealed import Unreadable
-from resources.backends import local
+from resources.backends import local_backend
 from resources.backends.base import BackendError
 from resources.backends.k8s_api import Connection
 from resources.backends.k8s_check import Check
@@ -76,7 +76,7 @@ def backend_for(cluster: Cluster) -> KubernetesBackend:
 def backend_of(cluster_id: int | None):
     """The backend of an attempt or a node: its cluster's, or the local backend."""
     if cluster_id is None:
-        return local()
+        return local_backend()
     known = _BACKENDS.get(cluster_id)
     if known is not None and time.monotonic() - _LOOKED.get(cluster_id, 0.0) < RECORD_SECONDS:
         return known[1]

@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 def sync_from_backend() -> SyncReport:
     """The local backend's nodes (none unless EXECUTION_BACKEND is "local")."""
-    backend = backends.local()
+    backend = backends.local_backend()
     return _changed(sync(backend.name, backend.inventory(), settings.KUBERNETES_POOL_LABEL))
 
 

@@ -10,8 +10,9 @@ from functools import cache
 
 
 @cache
-def local():
-    """The local backend (one instance per process)."""
+def local_backend():
+    """The local backend (one instance per process). Not named ``local``: importing the
+    ``local`` module below would replace a package attribute of that name."""
     from resources.backends.local import LocalBackend
 
     return LocalBackend()
