@@ -66,7 +66,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "events": job.events.select_related("actor").order_by("-at", "-id")[:200],
             "durations": limits.current().durations_hours,
             "priorities": priorities,
-            "attempts": job.attempts.select_related("subtask").order_by("-number"),
+            "attempts": job.attempts.select_related("subtask", "cluster").order_by("-number"),
             "log": log_context(job, request),
             "continues_from": continues_from(job, request.user),
             "usage": usage_context(job, request),

@@ -68,7 +68,7 @@ def log_context(job: Job, request: HttpRequest) -> dict:
     context = {
         "job": job,
         "attempt": attempt,
-        "attempts": list(job.attempts.select_related("subtask").order_by("-number")),
+        "attempts": list(job.attempts.select_related("subtask", "cluster").order_by("-number")),
         "replica": replica,
         "text": "",
         "offset": 0,

@@ -94,6 +94,7 @@ def test_a_job_on_the_cluster_from_form_to_deletion(
     attempt = job.attempts.get()
     assert attempt.cluster_id == cluster.pk
     assert fake.get_job("ml", attempt.workload_id) is not None
+    expect(p.locator("[data-testid=attempts]")).to_contain_text(f"on cluster {cluster.name}")
     page.shot("k8s-job-running")
 
     p.click("[data-testid=job-actions] >> text=Stop")
