@@ -20,6 +20,9 @@ from tests.helpers import live_session
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
 from tests.resources.test_local_runner_helpers import running
 
+# The fake Kubernetes cluster's fixtures (``fake``, ``cluster``), for the job and browser tests.
+pytest_plugins = ["tests.jobs.k8s_cluster"]
+
 
 @pytest.fixture(autouse=True)
 def _isolated(settings, tmp_path):

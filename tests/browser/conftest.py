@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,27 @@ def page(chromium, live_server):
     yield tab
     context.close()
     assert not tab.errors, tab.errors
+
+
+@pytest.fixture
+def beat(settings):
+    """What beat's sync task does every few seconds, in a thread, for the test's length."""
+    from django.db import connection
+
+    from jobs.execution import runs
+
+    settings.USAGE_SECONDS = 1
+    done = threading.Event()
+
+    def loop():
+        try:
+            while not done.wait(0.5):
+                runs.sync()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    yield
+    done.set()
+    thread.join()

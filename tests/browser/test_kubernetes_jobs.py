@@ -6,58 +6,23 @@ Delete removes it and its objects from the cluster."""
 from __future__ import annotations
 
 import re
-import threading
 
 import pytest
-from django.db import connection
 from playwright.sync_api import expect
 
 from jobs.execution import runs
 from jobs.models import Job
 from resources.mounts import storage_source
 from tests.helpers import wait_until
-from tests.jobs.k8s_cluster import NODES, add_cluster, gpu_spec
+from tests.jobs.k8s_cluster import gpu_spec
 from tests.resources.catalog_factories import AlgorithmFactory
 from tests.resources.factories import ImageFactory
-from tests.resources.k8s_fake import HAVE_CRDS, FakeKubernetes
+from tests.resources.k8s_fake import HAVE_CRDS
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not HAVE_CRDS, reason="Volcano's CRDs are not beside the checkout"),
 ]
-
-
-@pytest.fixture
-def fake():
-    with FakeKubernetes(NODES, auto=True) as api:
-        api.time_scale = 0.05
-        yield api
-
-
-@pytest.fixture
-def cluster(fake, vision, transactional_db, settings, tmp_path):
-    settings.CLUSTER_LOGS_DIR = tmp_path / "cluster-logs"
-    settings.USAGE_SECONDS = 1
-    return add_cluster(vision, url=fake.url, token=fake.token)
-
-
-@pytest.fixture
-def beat():
-    """What beat's sync task does every few seconds, in a thread, for the test's length."""
-    done = threading.Event()
-
-    def loop():
-        try:
-            while not done.wait(0.5):
-                runs.sync()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    yield
-    done.set()
-    thread.join()
 
 
 def test_a_job_on_the_cluster_from_form_to_deletion(

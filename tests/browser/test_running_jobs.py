@@ -4,37 +4,14 @@ stopping it from the page ends it as stopped."""
 from __future__ import annotations
 
 import re
-import threading
 
 import pytest
-from django.db import connection
 from playwright.sync_api import expect
 
-from jobs.execution import runs
 from jobs.models import Phase
 from tests.jobs.execution_helpers import admit_and_launch, make_job, program, wait_for_phase
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("local_runs")]
-
-
-@pytest.fixture
-def beat(settings):
-    """What beat's sync task does every few seconds, in a thread, for the test's length."""
-    settings.USAGE_SECONDS = 1
-    done = threading.Event()
-
-    def loop():
-        try:
-            while not done.wait(0.5):
-                runs.sync()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    yield
-    done.set()
-    thread.join()
 
 
 def test_watch_a_running_job_then_stop_it(page, alice, password, vision, run_cluster, beat):

@@ -1,14 +1,17 @@
 """What the Kubernetes flow tests share (no tests here): a cluster record for a fake (or a
-real) API server, its nodes read into the inventory, and a spec that fits them."""
+real) API server, its nodes read into the inventory, a spec that fits them, and the
+``fake`` and ``cluster`` fixtures."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
+
 from resources.models import AcceleratorModel, Cluster, NodeSpec
 from resources.tasks import sync_cluster
 from tests.resources.factories import ResourcePoolFactory
-from tests.resources.k8s_fake import node
+from tests.resources.k8s_fake import FakeKubernetes, node
 
 A100 = {
     "nvidia.com/gpu.product": "A100",
@@ -50,3 +53,19 @@ def gpu_spec(name: str = "a100-1") -> NodeSpec:
         boards=Decimal(1),
         accelerator_model=AcceleratorModel.objects.get(name="A100"),
     )
+
+
+@pytest.fixture
+def fake():
+    """The fake API server with the two GPU nodes, graceful periods 20 times faster."""
+    with FakeKubernetes(NODES, auto=True) as api:
+        api.time_scale = 0.05
+        yield api
+
+
+@pytest.fixture
+def cluster(fake, vision, transactional_db, settings, tmp_path):
+    """A cluster record for ``fake``, its nodes in a pool vision may use."""
+    settings.CLUSTER_LOGS_DIR = tmp_path / "cluster-logs"
+    settings.USAGE_SECONDS = 1
+    return add_cluster(vision, url=fake.url, token=fake.token)

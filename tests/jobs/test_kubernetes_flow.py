@@ -21,8 +21,8 @@ from resources import hooks as resource_hooks
 from resources.models import Node
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import admit_and_launch, make_job, wait_for_phase
-from tests.jobs.k8s_cluster import NODES, add_cluster, gpu_spec
-from tests.resources.k8s_fake import HAVE_CRDS, FakeKubernetes
+from tests.jobs.k8s_cluster import gpu_spec
+from tests.resources.k8s_fake import HAVE_CRDS
 
 pytestmark = pytest.mark.skipif(
     not HAVE_CRDS, reason="Volcano's CRDs are not beside the checkout (shared/k8s/crds)"
@@ -38,20 +38,6 @@ def own_admissions(request, monkeypatch):
     if "celery_worker" not in request.fixturenames:
         monkeypatch.setattr(hooks, "queue_listeners", [])
         monkeypatch.setattr(resource_hooks, "inventory_listeners", [])
-
-
-@pytest.fixture
-def fake():
-    with FakeKubernetes(NODES, auto=True) as api:
-        api.time_scale = 0.05  # graceful periods pass 20 times faster
-        yield api
-
-
-@pytest.fixture
-def cluster(fake, vision, transactional_db, settings, tmp_path):
-    settings.CLUSTER_LOGS_DIR = tmp_path / "cluster-logs"
-    settings.USAGE_SECONDS = 1
-    return add_cluster(vision, url=fake.url, token=fake.token)
 
 
 @pytest.fixture
