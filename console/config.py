@@ -90,6 +90,17 @@ def env_origins(name: str) -> list[str]:
     return origins
 
 
+def env_site_url(name: str) -> str:
+    """Where users reach the console, e.g. ``https://console.example.com`` (links in emails);
+    empty when unset (the links are then paths only)."""
+    url = env_str(name).rstrip("/")
+    if url and (not url.startswith(("http://", "https://")) or url.count("/") != 2):
+        raise ConfigError(
+            name, f"expected an address such as https://console.example.com, got {url!r}"
+        )
+    return url
+
+
 def env_rate(name: str, default: tuple[int, int]) -> tuple[int, int]:
     """A rate limit written ``COUNT/SECONDS``, e.g. ``30/60``: at most 30 in each minute."""
     raw = os.environ.get(name)

@@ -86,6 +86,7 @@ class IntListField(forms.CharField):
 
 
 RECOVERY = _("Fault recovery")
+CHECKS = _("Prechecks and inspection")
 QUEUE = _("Queue")
 RESOURCES = _("Parameter servers")
 RETENTION = _("Retention")
@@ -117,6 +118,56 @@ LIMITS: tuple[Limit, ...] = (
         _("Performance detection policies"),
         _("Policies users may pick when a job's hardware/e2e time crosses its threshold."),
         RECOVERY, choices=PERFORMANCE_POLICIES,
+    ),
+    Limit(
+        "fault_exit_codes", "int_list", [101, 129], _("Fault exit codes"),
+        _("Exit codes that mean a hardware or platform fault, not a bug in the job's code "
+          "(seed 003): a job that ends with one restarts or resumes when it may."),
+        RECOVERY, low=1, high=255,
+    ),
+    Limit(
+        "performance_window", "int", 20, _("Performance window"),
+        _("Consecutive iterations whose hardware/e2e time ratio must be above a job's "
+          "threshold before its performance policy acts."),
+        RECOVERY, low=1, high=10000, unit=_("iterations"),
+    ),
+    Limit(
+        "hang_factor", "int", 10, _("Hang after"),
+        _("A job that prints no progress line for this many times its median iteration "
+          "time is hung."),
+        RECOVERY, low=2, high=1000, unit=_("× the median iteration"),
+    ),
+    Limit(
+        "hang_min_seconds", "int", 60, _("Shortest hang"),
+        _("Never call a job hung before this long without a progress line."),
+        RECOVERY, low=5, high=86400, unit=_("seconds"),
+    ),
+    Limit(
+        "scale_up_after_seconds", "int", 60, _("Scale up after"),
+        _("An elastic job running on fewer nodes than it asked for grows back once the "
+          "missing nodes have been free this long."),
+        RECOVERY, low=0, high=86400, unit=_("seconds"),
+    ),
+    Limit(
+        "precheck_root_gb", "int", 32, _("Free disk: root"),
+        _("A node's root disk needs more free space than this before a job starts there "
+          "(a pool may set its own)."),
+        CHECKS, low=0, high=100000, unit=_("GB"),
+    ),
+    Limit(
+        "precheck_shm_gb", "int", 1, _("Free disk: /dev/shm"),
+        _("Free shared memory (/dev/shm) a node needs before a job starts there."),
+        CHECKS, low=0, high=100000, unit=_("GB"),
+    ),
+    Limit(
+        "precheck_cache_gb", "int", 32, _("Free disk: cache"),
+        _("Free space on a node's cache disk a job needs before it starts there."),
+        CHECKS, low=0, high=100000, unit=_("GB"),
+    ),
+    Limit(
+        "inspection_seconds", "int", 5, _("Inspection period"),
+        _("How often the nodes running jobs are inspected (heartbeat, network, boards)."),
+        CHECKS, low=1, high=3600, unit=_("seconds"),
     ),
     Limit(
         "urgent_jobs_per_project", "int", 5, _("Urgent jobs per project"),

@@ -94,6 +94,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "jobs.tasks.sync_runs",
         "schedule": float(config.env_int("SYNC_SECONDS", 2, low=1)),
     },
+    # Inspection (at the admin's period), the performance and hang watch, elastic growth.
+    "watch-faults": {
+        "task": "jobs.tasks.watch_faults",
+        "schedule": float(config.env_int("FAULT_WATCH_SECONDS", 1, low=1)),
+    },
     "sync-inventory": {
         "task": "resources.tasks.sync_inventory",
         "schedule": float(config.env_int("INVENTORY_SYNC_SECONDS", 30, low=5)),
@@ -279,6 +284,40 @@ LOGGING = {
 
 PORT = config.env_int("PORT", 8000, low=1, high=65535)
 
+# Where users reach the console (links in the alerts mailed to job owners); empty: paths.
+SITE_URL = config.env_site_url("SITE_URL")
+# Mail (performance and hang alerts, jobs/faults/alerts.py), as Django 6.1's MAILERS: SMTP
+# once a host is named or in production (a local mail server by default), else printed by
+# the worker, so that a console in development still shows what it would send. Tests get
+# Django's in-memory outbox instead.
+_mail_host = config.env_str("EMAIL_HOST")
+_mail_backends = {
+    "smtp": "django.core.mail.backends.smtp.EmailBackend",
+    "console": "django.core.mail.backends.console.EmailBackend",
+}
+_mail_default = "smtp" if _mail_host or PRODUCTION else "console"
+_mail_backend = config.env_choice("EMAIL_BACKEND", _mail_default, list(_mail_backends))
+_mail_tls = config.env_bool("EMAIL_USE_TLS", False)
+_mail_ssl = config.env_bool("EMAIL_USE_SSL", False)
+if _mail_tls and _mail_ssl:
+    raise config.ConfigError("EMAIL_USE_SSL", "STARTTLS (EMAIL_USE_TLS) or SSL, not both")
+_mail_options = {}
+if _mail_backend == "smtp":
+    _mail_options = {
+        "host": _mail_host or "localhost",
+        "port": config.env_int(
+            "EMAIL_PORT", 465 if _mail_ssl else 587 if _mail_tls else 25, low=1, high=65535
+        ),
+        "username": config.env_str("EMAIL_HOST_USER"),
+        "password": config.env_str("EMAIL_HOST_PASSWORD"),
+        "use_tls": _mail_tls,
+        "use_ssl": _mail_ssl,
+        # A mail server that does not answer must not hold the watch pass up for long.
+        "timeout": config.env_int("EMAIL_TIMEOUT", 10, low=1, high=300),
+    }
+MAILERS = {"default": {"BACKEND": _mail_backends[_mail_backend], "OPTIONS": _mail_options}}
+DEFAULT_FROM_EMAIL = config.env_str("DEFAULT_FROM_EMAIL", "training-console@localhost")
+
 # Whether this machine runs jobs itself ("local": the nodes LOCAL_NODES describes) or only
 # the Kubernetes clusters admins add in the settings do ("none").
 EXECUTION_BACKEND = config.env_choice("EXECUTION_BACKEND", "local", ["local", "none"])
@@ -307,4 +346,6 @@ CLUSTER_LOGS_DIR = Path(config.env_str("CLUSTER_LOGS_DIR") or VAR_DIR / "cluster
 # Node labels the Kubernetes backend reads (and the pool label the console honours).
 KUBERNETES_POOL_LABEL = config.env_str("KUBERNETES_POOL_LABEL", "console.io/pool")
 # Files of catalog items (datasets, algorithms, models, volumes) for the local backend.
+# The local nodes' fast cache disk (prepared data; checked for free space before a start).
+NODE_CACHE_DIR = Path(config.env_str("NODE_CACHE_DIR") or VAR_DIR / "node-cache").resolve()
 STORAGE_ROOT = Path(config.env_str("STORAGE_ROOT") or VAR_DIR / "storage").resolve()

@@ -1,6 +1,6 @@
 """The job state machine, in one place (DESIGN "Job lifecycle").
 
-Messages and reasons are stored in English; a :class:`jobs.words.Said` one also keeps its
+Messages and reasons are stored in English; a :class:`console.words.Said` one also keeps its
 message id and parameters, so that each reader sees it in their language.
 
 Every move is a conditional UPDATE from the phase the caller saw, so two workers can never
@@ -12,13 +12,16 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from console.words import Said
 from jobs.models import STATUS_OF_PHASE, Job, JobEvent, Phase
-from jobs.words import Said
 
 ALLOWED: dict[str, set[str]] = {
     Phase.QUEUED: {Phase.ADMITTED, Phase.STOPPED, Phase.ERROR},
     Phase.ADMITTED: {Phase.STARTING, Phase.QUEUED, Phase.STOPPED, Phase.ERROR},
-    Phase.STARTING: {Phase.RUNNING, Phase.ERROR, Phase.STOPPED, Phase.EXPIRED, Phase.SUCCEEDED},
+    Phase.STARTING: {
+        Phase.RUNNING, Phase.ERROR, Phase.STOPPED, Phase.EXPIRED, Phase.SUCCEEDED,
+        Phase.RESTARTING, Phase.RESUMING,
+    },
     Phase.RUNNING: {
         Phase.SUCCEEDED, Phase.ERROR, Phase.STOPPED, Phase.EXPIRED, Phase.RESTARTING,
         Phase.RESUMING,

@@ -15,9 +15,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from console import limits
+from console.words import said
 from jobs import hooks, lifecycle
 from jobs.models import DevEnvironment, Job, Phase, Priority, Status
-from jobs.words import said
 from resources.models import Allocation
 
 

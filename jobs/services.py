@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext_noop
 
+from console.words import said
 from jobs import hooks, lifecycle, operations, permissions
 from jobs.forms import rows
 from jobs.models import (
@@ -18,14 +19,13 @@ from jobs.models import (
     Priority,
     SubTask,
 )
-from jobs.words import said
 from resources import storage
 
 JOB_FIELDS = (
     "name", "others_access", "job_type", "priority", "mode", "node_count", "ps_count",
     "driver_version", "pool", "image", "output_path", "graceful_shutdown_seconds",
     "resume_enabled", "elastic_scale_up", "fault_restart_enabled", "data_prep", "debug_terminal",
-    "duration_hours", "lifecycle_before_start", "lifecycle_after_stop",
+    "duration_hours", "lifecycle_before_start", "lifecycle_after_stop", "hang_policy",
 )  # fmt: skip
 UNIQUE_LIVE_NAME = "job_name_unique_among_live"
 
@@ -45,6 +45,8 @@ def create_job(data: dict, *, user, project, form, cloned_from: Job | None = Non
     for name in JOB_FIELDS:
         setattr(job, name, data.get(name))
     job.ps_count = data.get("ps_count") or 0
+    job.hang_policy = data.get("hang_policy") or ""
+    job.nodes_requested = job.node_count
     job.node_names = [node.name for node in data.get("node_names") or []]
     job.max_resumes = (data.get("max_resumes") or 0) if job.resume_enabled else 0
     job.elastic_min_nodes = data.get("elastic_min_nodes") if data.get("elastic") else None

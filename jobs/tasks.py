@@ -12,9 +12,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from console import limits
+from console.words import said
 from jobs import lifecycle
 from jobs.models import Job, JobEvent, Phase
-from jobs.words import said
 from resources.backends.base import BackendError
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ def fail_overdue_resubmissions(now=None) -> list[int]:
     now = now or timezone.now()
     minutes = limits.current().resubmit_queue_timeout_minutes
     overdue = Job.objects.filter(
-        phase=Phase.QUEUED, resubmitted=True, submitted_at__lt=now - timedelta(minutes=minutes)
+        phase=Phase.QUEUED, resubmitted_at__lt=now - timedelta(minutes=minutes)
     )
     ended = []
     for job in overdue:
@@ -70,6 +70,18 @@ def sync_runs() -> int:
     from jobs.execution import runs
 
     return runs.sync()
+
+
+@shared_task
+def watch_faults() -> list[int]:
+    """Beat, every second: the performance and hang watch of running jobs' logs (SPEC F6;
+    one query when no job asks for it), hardware inspection when its period is due
+    (SPEC F2), and elastic jobs that may grow (SPEC F5). Returns the attempts interrupted."""
+    from jobs.faults import elastic, inspection, watch
+
+    interrupted = watch.watch()
+    interrupted += inspection.inspect() if inspection.due() else []
+    return interrupted + elastic.grow()
 
 
 @shared_task(autoretry_for=(BackendError,), retry_backoff=5, max_retries=8)

@@ -78,10 +78,10 @@ class Availability:
     demand: dict[int, float]
 
 
-def visible_nodes(user, project):
-    """Schedulable nodes a user may run on: shared ones, and those of pools their current
-    project may use. Platform admins see every pool."""
-    nodes = Node.objects.schedulable()
+def visible_nodes(user, project, nodes=None):
+    """Schedulable nodes a user may run on (of ``nodes``, if given): shared ones, and those
+    of pools their current project may use. Platform admins see every pool."""
+    nodes = Node.objects.schedulable() if nodes is None else nodes
     if user.is_staff:
         return nodes
     if project is None:

@@ -57,8 +57,30 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
     # (it runs before this seed in `make run`); an admin's own choice is kept.
     if runtimes.attach_to_demo_image():
         log(f"Demo image {runtimes.DEMO_IMAGE}: local runtime {runtimes.default_folder()}")
+    fit_prechecks(log, users.get("admin"))
     if find_spec("resources.demo_catalog"):
         from resources import demo_catalog
 
         demo_catalog.seed(log, users, projects)
     return {}
+
+
+def fit_prechecks(log, admin) -> None:
+    """The seed's disk thresholds (32 GB free on root and cache, 1 GB of /dev/shm) are meant
+    for real nodes; the demo's nodes are this machine, which may have less. Lower the site's
+    thresholds to half of what is free here, so the demo's jobs pass their prechecks; an
+    admin's own values are kept when they fit."""
+    from console import limits
+    from resources import probes
+
+    free = probes.facts_of_this_machine().free_gb or {}
+    current = limits.current()
+    changes = {}
+    for disk in ("root", "shm", "cache"):
+        name = f"precheck_{disk}_gb"
+        have = free.get(disk)
+        if have is not None and getattr(current, name) >= have:
+            changes[name] = int(have // 2)
+    if changes:
+        limits.save(changes, admin)
+        log(f"Precheck thresholds lowered to fit this machine: {changes}")

@@ -1,9 +1,12 @@
 from django.urls import include, path
 
-from resources.views import cluster, cluster_settings, inventory
+from resources.views import cluster, cluster_settings, faults, inventory
 
 urlpatterns = [
     path("cluster/", cluster.cluster, name="cluster"),
+    path("cluster/nodes/<int:pk>/return/", faults.node_return, name="cluster_node_return"),
+    path("settings/faults/", faults.fault_page, name="settings_faults"),
+    path("settings/faults/<int:pk>/clear/", faults.fault_clear, name="settings_fault_clear"),
     path("catalog/", include("resources.catalog_urls")),
     path("settings/inventory/<slug:kind>/", inventory.inventory_list, name="inventory_list"),
     path("settings/inventory/<slug:kind>/new/", inventory.inventory_edit, name="inventory_new"),

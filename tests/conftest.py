@@ -32,6 +32,25 @@ def _isolated(settings, tmp_path):
     # Catalog folders and job directories go to a temporary place, never to var/.
     settings.STORAGE_ROOT = tmp_path / "storage"
     settings.STORAGE_ROOT.mkdir()
+    settings.NODE_CACHE_DIR = tmp_path / "node-cache"
+
+
+# The seed's precheck thresholds (32 GB free on root and cache) are an admin's setting for
+# real nodes; a test machine may have less. Tests of the prechecks set their own.
+SMALL_PRECHECKS = {"precheck_root_gb": 0, "precheck_shm_gb": 0, "precheck_cache_gb": 0}
+
+
+@pytest.fixture(autouse=True)
+def _small_prechecks(monkeypatch):
+    from dataclasses import replace
+
+    from console import limits
+
+    changed = tuple(
+        replace(limit, default=SMALL_PRECHECKS.get(limit.name, limit.default))
+        for limit in limits.LIMITS
+    )
+    monkeypatch.setattr(limits, "LIMITS", changed)
 
 
 @pytest.fixture(autouse=True)

@@ -61,6 +61,7 @@ def start_worker_process(*pool: str) -> subprocess.Popen:
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "RUNS_DIR": str(settings.RUNS_DIR),
         "STORAGE_ROOT": str(settings.STORAGE_ROOT),
+        "NODE_CACHE_DIR": str(settings.NODE_CACHE_DIR),
     }
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "console", "worker", *pool,

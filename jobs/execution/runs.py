@@ -18,11 +18,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from console.words import said
 from jobs import hooks, lifecycle
 from jobs.execution import told, workloads
+from jobs.faults import prechecks, recovery
 from jobs.models import Attempt, Job, JobEvent, JobType, Phase, SubTask, UsageSample
 from jobs.operations import NotApplicable, release
-from jobs.words import said
 from resources import clusters
 from resources.backends.base import (
     BackendError,
@@ -71,7 +72,9 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
     if job is None or (subtask is None and job.phase != Phase.ADMITTED):
         return None
     if subtask is None and job.job_type == JobType.BATCH:
-        subtask = job.subtasks.order_by("index").first()
+        # After a fault, the sub-tasks that succeeded are not run again.
+        done = job.attempts.filter(state=Attempt.State.SUCCEEDED).values("subtask_id")
+        subtask = job.subtasks.exclude(pk__in=done).order_by("index").first()
     number = (job.attempts.aggregate(n=Max("number"))["n"] or 0) + 1
     try:
         workload = workloads.build(job, number, subtask)
@@ -80,6 +83,8 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
     except (ValueError, KeyError, BackendError) as exc:
         _fail_to_launch(job, str(exc))
         return None
+    if job.phase == Phase.ADMITTED and not prechecks.passed(job, workload):
+        return None  # its nodes are isolated; it is back in the queue, or ended as error
     replicas = [
         {
             "name": r.name,
@@ -155,17 +160,20 @@ def _submit(attempt: Attempt, workload, runner) -> bool:
 
 
 def _submit_again(attempt: Attempt) -> None:
-    """Retry a submit the cluster did not answer, with a growing pause between tries."""
+    """Retry a submit the cluster did not answer (with a growing pause between tries), or
+    one whose worker died before it was recorded."""
     waited = sum(min(30, 2**i) for i in range(1, attempt.submit_tries + 1))
     if timezone.now() - attempt.created_at < timedelta(seconds=waited):
         return
     job = attempt.job
     workload = workloads.build(job, attempt.number, attempt.subtask)
+    unanswered = attempt.submit_tries
     if _submit(attempt, workload, backend(attempt)):
         now = timezone.now()
         Attempt.objects.filter(pk=attempt.pk).update(submitted_at=now, reason="")
         attempt.submitted_at, attempt.reason = now, ""
-        lifecycle.record(job, said(gettext_noop("The cluster answers again: submitted.")))
+        if unanswered:
+            lifecycle.record(job, said(gettext_noop("The cluster answers again: submitted.")))
 
 
 def _fail_to_launch(job: Job, reason: str) -> None:
@@ -229,7 +237,10 @@ def follow(attempt: Attempt, samples: dict[int, list[UsageSample]] | None = None
                 else "it was never started (the worker launching it stopped)"
             )
             _end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=reason))
-        elif attempt.submit_tries:
+        elif attempt.submit_tries or timezone.now() - attempt.created_at > timedelta(
+            seconds=LAUNCH_GRACE_SECONDS
+        ):
+            # Not answered, or its worker died mid-submit: submits are idempotent.
             _submit_again(attempt)
         return attempt.state
     try:
@@ -280,7 +291,7 @@ def _job_running(job: Job, attempt: Attempt) -> None:
         job,
         Phase.RUNNING,
         said(gettext_noop("Running: %(names)s."), names=names),
-        started_at=now,
+        started_at=job.started_at or now,  # a resumed job keeps its first start
         deadline=now + timedelta(hours=job.duration_hours),
     )
 
@@ -377,7 +388,10 @@ def _end(attempt: Attempt, status: WorkloadStatus) -> None:
     if job.started_at is None:
         begun = attempt.running_at or attempt.created_at
         started = {"started_at": begun, "deadline": begun + timedelta(hours=job.duration_hours)}
-    _close(job, *_outcome(job, attempt, status), **started)
+    recovered = recovery.on_end(job, attempt, status)
+    if recovered == recovery.REQUEUED:
+        return
+    _close(job, *(recovered or _outcome(job, attempt, status)), **started)
 
 
 def _next_subtask(job: Job, attempt: Attempt) -> SubTask | None:
@@ -414,7 +428,8 @@ def request_stop(job: Job, user) -> bool:
     attempt = job.attempts.filter(ended_at__isnull=True).order_by("-number").first()
     if attempt is None:
         return False
-    if attempt.stop_cause:
+    # A person's stop wins over a fault's or a growth's: the job then ends as stopped.
+    if attempt.stop_cause in (Attempt.StopCause.USER, Attempt.StopCause.EXPIRY):
         raise NotApplicable(_("The job is already stopping."))
     Attempt.objects.filter(pk=attempt.pk).update(stop_cause=Attempt.StopCause.USER)
     lifecycle.record(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_noop
 
+from console.words import said
 from jobs import lifecycle
 from jobs.models import Attempt, JobEvent
-from jobs.words import said
 from resources.backends.base import WorkloadStatus
 
 UNREACHABLE = "Lost touch with the cluster"

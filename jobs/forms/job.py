@@ -108,6 +108,11 @@ class JobForm(forms.Form):
     perf_policy = forms.ChoiceField(
         label=_("Policy"), choices=PerformancePolicy.choices, required=False
     )
+    hang_policy = forms.ChoiceField(
+        label=_("Hang detection"), required=False,
+        choices=[("", _("Off")), (PerformancePolicy.ALERT, _("Alert (email)")),
+                 (PerformancePolicy.RESCHEDULE, _("Checkpoint resume or restart, and alert"))],
+    )  # fmt: skip
     fault_restart_enabled = forms.BooleanField(label=_("Fault restart"), required=False)
     max_restarts = forms.IntegerField(label=_("Max restarts"), min_value=1, required=False)
     data_prep = forms.BooleanField(
@@ -151,6 +156,14 @@ class JobForm(forms.Form):
             for value, label in PerformancePolicy.choices
             if value in self.limits.performance_policies
         ]
+        # Says what counts as progress and the admin's factor in force, so that a user can
+        # tell beforehand whether their training prints what the watch needs.
+        self.fields["hang_policy"].help_text = _(
+            "Progress is a log line “this iteration hardware time is X and e2e time is Y ms”. "
+            "Once the job has printed some, none for %(factor)s × its median iteration time "
+            "(at least %(seconds)s s) is a hang. Resuming or restarting needs checkpoint "
+            "resume or fault restart."
+        ) % {"factor": self.limits.hang_factor, "seconds": self.limits.hang_min_seconds}
         source = self.data if self.is_bound else self.initial
         self._add_rows(source)
         for field in self.fields.values():

@@ -11,7 +11,7 @@ from django.utils.translation import ngettext
 
 from console.sharing import RANK, Access
 from jobs.forms import rows
-from jobs.models import Job, JobType, Mode, Priority
+from jobs.models import Job, JobType, Mode, PerformancePolicy, Priority
 from jobs.validation.command import check_command
 from jobs.validation.messages import describe
 from resources import storage
@@ -227,6 +227,12 @@ def check_recovery(form, data) -> None:
         )
     if restart:
         _bounded(form, data, "max_restarts", caps.max_fault_restarts, _("max restarts"))
+    if data.get("hang_policy") == PerformancePolicy.RESCHEDULE and not (resume or restart):
+        form.add_error(
+            "hang_policy",
+            _("Resuming or restarting a hung job needs checkpoint resume or fault restart: "
+              "turn one on, or pick “alert”."),
+        )  # fmt: skip
     graceful = data.get("graceful_shutdown_seconds")
     if graceful is not None and graceful > caps.max_graceful_shutdown_seconds:
         form.add_error(

@@ -2,6 +2,7 @@ from jobs.models.access import JobGroupObjectPermission, JobUserObjectPermission
 from jobs.models.devenv import DevEnvironment
 from jobs.models.events import JobEvent
 from jobs.models.execution import Attempt, UsageSample
+from jobs.models.faults import FaultRecord
 from jobs.models.job import (
     LIVE_STATUSES,
     STATUS_OF_PHASE,
@@ -26,6 +27,7 @@ __all__ = [
     "STATUS_OF_PHASE",
     "Attempt",
     "DevEnvironment",
+    "FaultRecord",
     "Job",
     "JobAnnotation",
     "JobDataset",

@@ -16,7 +16,7 @@ class JobEvent(models.Model):
     kind = models.CharField(max_length=8, choices=Kind, default=Kind.INFO)
     phase = models.CharField(max_length=10, blank=True)
     message = models.CharField(max_length=1000)  # in English
-    # The message id and parameters of a message worded per reader (jobs.words); null for
+    # The message id and parameters of a message worded per reader (console.words); null for
     # free text.
     said = models.JSONField(null=True, blank=True)
     # The keyword people search logs for (seed 004: "item"), e.g. "dns", "disk-size root".
@@ -36,6 +36,6 @@ class JobEvent(models.Model):
     @property
     def text(self) -> str:
         """The message in the reader's language."""
-        from jobs.words import wording
+        from console.words import wording
 
         return wording(self.message, self.said)

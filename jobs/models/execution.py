@@ -21,6 +21,8 @@ class Attempt(models.Model):
         NONE = "", _("none")
         USER = "user", _("stopped by a person")
         EXPIRY = "expiry", _("duration reached")
+        FAULT = "fault", _("interrupted for a fault")
+        SCALE = "scale", _("growing to more nodes")
 
     job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="attempts")
     number = models.PositiveSmallIntegerField()
@@ -47,6 +49,10 @@ class Attempt(models.Model):
     exit_code = models.IntegerField(null=True, blank=True)
     reason = models.CharField(max_length=500, blank=True)
     sampled_at = models.DateTimeField(null=True, blank=True)
+    # The fault that interrupted it: cause, check, nodes, message (jobs/faults/recovery.py).
+    fault = models.JSONField(default=dict, blank=True)
+    # The performance and hang watch of its log (jobs/faults/watch.py).
+    watch = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["job", "number"]

@@ -130,6 +130,9 @@ class Job(models.Model):
         on_delete=models.PROTECT, related_name="+",
     )  # fmt: skip
     node_count = models.PositiveSmallIntegerField(_("node count"), default=1)
+    # What the form asked for: admission sets node_count to what it got, which an elastic
+    # job may grow back to (SPEC F5). None on jobs from before: node_count.
+    nodes_requested = models.PositiveSmallIntegerField(_("nodes asked for"), null=True, blank=True)
     ps_count = models.PositiveSmallIntegerField(_("parameter servers"), default=0)
     node_names = ArrayField(
         models.CharField(max_length=253), verbose_name=_("node names"), default=list, blank=True
@@ -166,6 +169,10 @@ class Job(models.Model):
     perf_policy = models.CharField(
         _("performance policy"), max_length=12, choices=PerformancePolicy, blank=True
     )
+    # Hang detection (no progress line for a while): alert, or alert and resume.
+    hang_policy = models.CharField(
+        _("hang detection"), max_length=12, choices=PerformancePolicy, blank=True
+    )
     fault_restart_enabled = models.BooleanField(_("fault restart"), default=False)
     max_restarts = models.PositiveSmallIntegerField(_("max restarts"), default=0)
     data_prep = models.BooleanField(_("data preparation"), default=False)
@@ -177,8 +184,9 @@ class Job(models.Model):
     status = models.CharField(_("status"), max_length=10, choices=Status, default=Status.QUEUED)
     phase = models.CharField(_("phase"), max_length=10, choices=Phase, default=Phase.QUEUED)
     reason = models.CharField(_("reason"), max_length=500, blank=True)  # in English
-    reason_said = models.JSONField(null=True, blank=True)  # see jobs.words
+    reason_said = models.JSONField(null=True, blank=True)  # see console.words
     resubmitted = models.BooleanField(_("resubmitted after a fault"), default=False)
+    resubmitted_at = models.DateTimeField(_("resubmitted at"), null=True, blank=True)
     restarts_used = models.PositiveSmallIntegerField(default=0)
     resumes_used = models.PositiveSmallIntegerField(default=0)
     cloned_from = models.ForeignKey(
@@ -237,9 +245,17 @@ class Job(models.Model):
     @property
     def reason_words(self) -> str:
         """Why it ended (or failed to start) in the reader's language."""
-        from jobs.words import wording
+        from console.words import wording
 
         return wording(self.reason, self.reason_said)
+
+    @property
+    def requested_nodes(self) -> int:
+        return self.nodes_requested or self.node_count
+
+    @property
+    def fault_tolerant(self) -> bool:
+        return self.resume_enabled or self.fault_restart_enabled
 
     def ordered_specs(self) -> list:
         return [choice.spec for choice in self.spec_choices.select_related("spec")]

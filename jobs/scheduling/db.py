@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext_noop
 
+from console.words import said
 from jobs import lifecycle
 from jobs.models import Job, JobSpecChoice, Phase, Status
 from jobs.queue_words import Names, say, to_json
@@ -30,7 +31,6 @@ from jobs.scheduling.data import (
     RunningJob,
     SchedNode,
 )
-from jobs.words import said
 from resources.availability import demand_of
 from resources.capacity import NodeState
 from resources.models import Allocation, Node, NodeSpec
@@ -112,7 +112,43 @@ def _running(now: float, states: dict[int, NodeState]) -> list[RunningJob]:
     return [RunningJob(pk, max(end, now), tuple(holdings[pk])) for pk, end in holders.items()]
 
 
+QUEUE_FIELDS = (
+    "pk",
+    "name",
+    "priority",
+    "resubmitted",
+    "submitted_at",
+    "duration_hours",
+    "node_count",
+    "nodes_requested",
+    "elastic_min_nodes",
+    "node_names",
+    "pool_id",
+    "driver_version_id",
+    "project_id",
+    "reservation",
+)
+
+
 def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str]]:
+    queue, committed, names = [], {}, {}
+    rows = Job.objects.filter(phase=Phase.QUEUED)
+    for row, queued in _as_queued(rows, Phase.QUEUED):
+        queue.append(queued)
+        names[row["pk"]] = row["name"]
+        if row["reservation"]:
+            committed[row["pk"]] = _reservation_from_json(row["pk"], row["reservation"])
+    return queue, committed, names
+
+
+def requeued(jobs) -> dict[int, QueuedJob]:
+    """Running jobs as the queue would hold them once requeued after an interruption
+    (jobs.faults.recovery.requeue): resubmitted, at the node count the form asked for."""
+    return {row["pk"]: queued for row, queued in _as_queued(jobs, None, requeued=True)}
+
+
+def _as_queued(jobs, phase: str | None, *, requeued: bool = False):
+    """(row, QueuedJob) of each job of the queryset with at least one spec to choose."""
     from resources.models import ResourcePool
 
     pools_of: dict[int, set[int]] = defaultdict(set)
@@ -122,59 +158,35 @@ def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str]]:
         pools_of[project].add(pool)
     specs = {spec.pk: spec for spec in NodeSpec.objects.all()}
     choices: dict[int, list[int]] = defaultdict(list)
-    for job_id, spec_id in (
-        JobSpecChoice.objects.filter(job__phase=Phase.QUEUED)
-        .order_by("job_id", "order")
-        .values_list("job_id", "spec_id")
-    ):
+    chosen = JobSpecChoice.objects.filter(job__phase=phase) if phase else JobSpecChoice.objects
+    if not phase:
+        chosen = chosen.filter(job__in=jobs.values("pk"))
+    for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
         choices[job_id].append(spec_id)
-    queue, committed, names = [], {}, {}
-    for row in Job.objects.filter(phase=Phase.QUEUED).values(
-        "pk",
-        "name",
-        "priority",
-        "resubmitted",
-        "submitted_at",
-        "duration_hours",
-        "node_count",
-        "elastic_min_nodes",
-        "node_names",
-        "pool_id",
-        "driver_version_id",
-        "project_id",
-        "reservation",
-    ):
+    for row in jobs.values(*QUEUE_FIELDS):
+        nodes = (row["nodes_requested"] or row["node_count"]) if requeued else row["node_count"]
+        minimum = min(row["elastic_min_nodes"], nodes) if row["elastic_min_nodes"] else None
         alternatives = tuple(
-            Alternative(
-                spec_id,
-                demand_of(specs[spec_id]),
-                row["node_count"],
-                min(row["elastic_min_nodes"], row["node_count"])
-                if row["elastic_min_nodes"]
-                else None,
-            )
+            Alternative(spec_id, demand_of(specs[spec_id]), nodes, minimum)
             for spec_id in choices.get(row["pk"], [])
         )
         if not alternatives:
             continue
-        queue.append(
+        yield (
+            row,
             QueuedJob(
                 id=row["pk"],
                 alternatives=alternatives,
                 duration=row["duration_hours"] * 3600.0,
                 priority=row["priority"],
-                resubmitted=row["resubmitted"],
+                resubmitted=row["resubmitted"] or requeued,
                 submitted_at=epoch(row["submitted_at"]),
                 node_names=frozenset(row["node_names"] or ()),
                 pool=row["pool_id"],
                 driver=row["driver_version_id"],
                 allowed_pools=frozenset(pools_of[row["project_id"]]),
-            )
+            ),
         )
-        names[row["pk"]] = row["name"]
-        if row["reservation"]:
-            committed[row["pk"]] = _reservation_from_json(row["pk"], row["reservation"])
-    return queue, committed, names
 
 
 def _reservation_to_json(reservation: Reservation) -> dict:

@@ -13,7 +13,7 @@ only depends on its priority, so there are few).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from math import inf
 
@@ -22,6 +22,7 @@ from jobs.scheduling.data import (
     Alternative,
     Prediction,
     QueuedJob,
+    Reservation,
     RunningJob,
     SchedNode,
     Suggestion,
@@ -157,3 +158,29 @@ def _suggest(
         if pool != draft.pool and _starts_now(schedule, replace(draft, pool=pool), timelines):
             suggestions.append(Suggestion("pool", pool))
     return tuple(suggestions)
+
+
+def room_to_grow(
+    nodes: Sequence[SchedNode],
+    running: Iterable[RunningJob],
+    queue: Iterable[QueuedJob],
+    job: QueuedJob,
+    now: float,
+    committed: Mapping[int, Reservation] | None = None,
+) -> int:
+    """How many nodes a running elastic job would be admitted on now if it were requeued
+    (SPEC F5): ``job`` is it as the queue would hold it (resubmitted, at the node count it
+    asked for, its elastic minimum); ``running`` may still list it, its holdings are given
+    back. 0 when it would not start now.
+
+    Only the jobs ahead of it in SPEC Q2 order are planned: a requeued job goes before the
+    others, so their room is not its to keep, while room a job ahead is promised is
+    (booked first, with its commitment kept, as the next pass would).
+    """
+    ahead_of = [q for q in queue if q.id != job.id and q.queue_key < job.queue_key]
+    ids = {q.id for q in ahead_of}
+    kept = {k: v for k, v in (committed or {}).items() if k in ids}
+    others = [r for r in running if r.id != job.id]
+    plan = core.schedule(nodes, others, ahead_of, now, kept)
+    booking = plan.book(job, plan.profile, inf)
+    return len(booking.replicas) if booking.start == now else 0

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from console import limits
 from console.htmx import render_page
 from jobs import launching
-from jobs.models import Job, JobPrediction, Priority
+from jobs.faults import watch
+from jobs.faults.recovery import counts_left
+from jobs.models import FaultRecord, Job, JobPrediction, Priority
 from jobs.permissions import get_job_for_user
 from jobs.prediction import describe_blockers
 from jobs.queue_words import word_jobs
@@ -39,6 +42,35 @@ def continues_from(job: Job, user) -> Job | None:
     )
 
 
+def recovery_summary(job: Job) -> str:
+    used, allowed = counts_left(job)
+    words = {"used": used, "allowed": allowed}
+    if job.resume_enabled:
+        return _("Checkpoint resume: %(used)s of %(allowed)s used") % words
+    if job.fault_restart_enabled:
+        return _("Fault restart: %(used)s of %(allowed)s used") % words
+    return _("No fault recovery: a fault ends the job as error")
+
+
+def fault_timeline(job: Job) -> list[FaultRecord]:
+    """The job's fault records (one query), each with its count in words: "resume 1 of 3"
+    is the first of three resumes, used by this fault."""
+    Action = FaultRecord.Action
+    records = list(job.faults.all())
+    for record in records:
+        words = {"used": record.used, "allowed": record.allowed}
+        # Growing, an alert or nothing yet spends no count: no count to show.
+        if not record.allowed or record.action not in (Action.RESUME, Action.RESTART, Action.ERROR):
+            record.counts = ""
+        elif record.action == Action.RESTART or (
+            record.action == Action.ERROR and not job.resume_enabled
+        ):
+            record.counts = _("restart %(used)s of %(allowed)s") % words
+        else:
+            record.counts = _("resume %(used)s of %(allowed)s") % words
+    return records
+
+
 @require_GET
 @login_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -51,6 +83,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     prediction = JobPrediction.objects.filter(job=job).first()
     blockers = describe_blockers(job.blockers, request.user) if job.blockers else []
     word_jobs([job])
+    faults = fault_timeline(job)
     return render_page(
         request,
         "jobs/job_detail.html",
@@ -70,5 +103,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "log": log_context(job, request),
             "continues_from": continues_from(job, request.user),
             "usage": usage_context(job, request),
+            "watch": watch.summary(job),
+            "faults": faults,
+            "recovery_summary": recovery_summary(job) if faults or job.fault_tolerant else "",
         },
     )

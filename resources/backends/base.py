@@ -173,6 +173,8 @@ class WorkloadStatus:
     state: WorkloadState
     replicas: tuple[ReplicaStatus, ...] = ()
     reason: str = ""  # plain English: "worker 1 exited with code 3"
+    # The cluster lost a node it ran on, or a pod of it was force-deleted (seed 003).
+    node_lost: bool = False
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ Pure. Volcano moves a Job through Pending → Running → Completing → Complet
 Aborting/Aborted/Failed when a pod fails (the console's policies abort the job: restarts are
 the console's decision), and Terminating/Terminated when it is deleted. The console only
 needs to know: not started yet (and why: the queue, the scheduler's message, an image that
-cannot be pulled), running, or ended (and how: which replica, exit code, out of memory).
+cannot be pulled), running, or ended (and how: which replica, exit code, out of memory, or
+lost: a pod the cluster took away, which is a fault, not the job's code failing).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ TASK_LABEL = "volcano.sh/task-spec"
 # Waiting reasons that will not go away by waiting: the pod never starts.
 HOPELESS = frozenset({"InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError"})
 PULL_TROUBLE = frozenset({"ErrImagePull", "ImagePullBackOff"})
+# A pod's status.reason when its node went away or the kubelet evicted it (seed 003).
+LOST_REASONS = frozenset({"NodeLost", "Evicted", "UnexpectedAdmissionError"})
 
 
 def _container(pod: dict) -> dict:
@@ -83,6 +86,38 @@ def _podgroup_reason(podgroup: dict | None, queue: str) -> str:
     return ""
 
 
+def lost(job: dict, pods: list[dict]) -> str:
+    """Why the cluster, not the job's code, took a pod of it away (seed 003: node NotReady,
+    pod force-deleted), in plain English; "" when it did not. A job the console is deleting
+    (its stop) loses its pods on purpose: that is never a loss."""
+    if (job.get("metadata") or {}).get("deletionTimestamp"):
+        return ""
+    for pod in pods:
+        status = pod.get("status") or {}
+        for condition in status.get("conditions") or []:
+            if condition.get("type") == "DisruptionTarget" and condition.get("status") == "True":
+                why = condition.get("message") or condition.get("reason") or "disrupted"
+                return f"{_task(pod)} was taken off its node by the cluster ({why})"
+        if status.get("reason") in LOST_REASONS:
+            why = status.get("message") or status["reason"]
+            return f"{_task(pod)} was lost with its node ({why})"
+    # Volcano keeps the pods that ended on their own (soft retain): a pod gone while none
+    # failed by itself was deleted behind the job's back, by a person or a controller.
+    ended_alone = [
+        p
+        for p in pods
+        if (p.get("status") or {}).get("phase") == "Failed"
+        and not (p.get("metadata") or {}).get("deletionTimestamp")
+    ]
+    wanted = sum(task.get("replicas", 1) for task in (job.get("spec") or {}).get("tasks") or [])
+    phase = ((job.get("status") or {}).get("state") or {}).get("phase")
+    started = phase not in (None, "Pending")
+    if started and not ended_alone and len(pods) < wanted:
+        gone = wanted - len(pods)
+        return f"{gone} of its pods were deleted outside the console (force-deleted, or lost)"
+    return ""
+
+
 def workload_status(job: dict, pods: list[dict], podgroup: dict | None = None) -> WorkloadStatus:
     """The state of one workload now."""
     spec = job.get("spec") or {}
@@ -93,6 +128,11 @@ def workload_status(job: dict, pods: list[dict], podgroup: dict | None = None) -
     deleting = bool((job.get("metadata") or {}).get("deletionTimestamp"))
     if volcano in ("Completed",):
         return WorkloadStatus(WorkloadState.SUCCEEDED, replicas)
+    why = lost(job, pods)
+    if why:
+        # Ended for the console even while Volcano still aborts it: a pod on a node that
+        # stopped answering may stay Terminating for as long as the node is gone.
+        return WorkloadStatus(WorkloadState.FAILED, replicas, why, node_lost=True)
     if volcano in ("Aborted", "Failed") or (volcano == "Aborting" and failed):
         reason = failed[0].reason if failed else _volcano_why(job, "the cluster aborted it")
         return WorkloadStatus(WorkloadState.FAILED, replicas, reason)

@@ -112,6 +112,9 @@ class LocalBackend:
     def poll(self, workload_id: str) -> WorkloadStatus:
         return self.runner.poll(workload_id)
 
+    def signal_node(self, node: str, signum: int) -> list[str]:
+        return self.runner.signal_node(node, signum)
+
     def logs(
         self, workload_id: str, replica: str, offset: int = 0, limit: int = 65536
     ) -> tuple[str, int]:

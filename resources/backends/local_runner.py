@@ -77,6 +77,9 @@ from resources.backends.local_runner_usage import sample_usage
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SUBMIT_TIMEOUT = 120  # a workload still without a supervisor after this was never started
+# A laid-out workload whose supervisor was not started this long after: its submitter died
+# (a supervisor's starter writes supervisor.json within a second of being asked).
+ABANDONED_SECONDS = 20.0
 ORPHAN_GRACE = 1.0  # seconds orphans get between SIGTERM and SIGKILL (nobody to wait longer)
 LOST = "its supervisor ended unexpectedly (killed, or the machine ran out of memory)"
 
@@ -128,7 +131,9 @@ class LocalRunner:
         folder = self.root / workload.workdir_name
         host.make_dirs(self.root)
         if (folder / "workload.json").exists():
-            return self._same(folder, record)
+            self._same(folder, record)
+            self._start_abandoned(folder)
+            return
         user = self.user_of(workload)
         isolated = self.isolates(workload)
         blocked = host.unreachable_ancestor(folder, user)
@@ -165,7 +170,25 @@ class LocalRunner:
         if host.read_json(folder / "workload.json") != record:
             raise ValueError(f"another workload already lives in {folder}")
 
-    def _start_supervisor(self, folder: Path) -> None:
+    def _start_abandoned(self, folder: Path) -> bool:
+        """Start the supervisor of a workload whose submitter died between laying it out and
+        starting it (a worker killed mid-submit); True if it did."""
+        if (folder / "supervisor.json").exists():
+            return False
+        started = folder / ".started"
+        mark = started if started.exists() else folder / "workload.json"
+        if time.time() - mark.stat().st_mtime < ABANDONED_SECONDS:
+            return False
+        self._start_supervisor(folder, again=True)
+        return True
+
+    def _start_supervisor(self, folder: Path, *, again: bool = False) -> None:
+        # Once per workload, whoever asks: two supervisors would run every replica twice.
+        with host.locked(folder / ".lock"):
+            started = folder / ".started"
+            if started.exists() and not (again and not (folder / "supervisor.json").exists()):
+                return
+            started.touch()
         env = {
             "PATH": os.environ.get("PATH") or DEFAULT_PATH,
             "PYTHONPATH": str(PROJECT_ROOT),
@@ -211,6 +234,24 @@ class LocalRunner:
         # No supervisor.json yet: a submit is still under way; its supervisor will read the
         # request before it starts anything long-lived.
 
+    def signal_node(self, node: str, signum: int) -> list[str]:
+        """Send ``signum`` to the process groups of every running replica on ``node`` (a
+        fault injected there: a killed or frozen process); returns the workloads hit."""
+        hit = []
+        for workload_id in self.supervised():
+            folder = self.root / workload_id
+            record = host.read_json(folder / "workload.json") or {"replicas": []}
+            state = host.read_json(folder / "state.json")
+            there = {r["name"] for r in record["replicas"] if r.get("node") == node}
+            if not there or _finished(state):
+                continue
+            for replica in state.get("replicas", []):
+                process = replica.get("process")
+                if replica["name"] in there and host.is_alive(process):
+                    host.signal_group(process["pid"], signum)
+                    hit.append(record["id"])
+        return sorted(set(hit))
+
     def poll(self, workload_id: str) -> WorkloadStatus:
         folder = self._folder(workload_id)
         return _status(self._checked_state(folder)[0])
@@ -225,6 +266,8 @@ class LocalRunner:
             return state, 0
         if supervisor is None:
             if time.time() - folder.stat().st_mtime < SUBMIT_TIMEOUT:
+                with contextlib.suppress(BackendError, OSError):
+                    self._start_abandoned(folder)
                 return state, 0  # still being submitted
             return self._orphaned(folder, ORPHAN_GRACE, "it was never started")
         state = host.read_json(folder / "state.json")  # it may have just finished

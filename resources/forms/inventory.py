@@ -8,7 +8,7 @@ from pathlib import Path
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from console import names
+from console import limits, names
 from console.models import Project
 from resources import runtimes
 from resources.models import (
@@ -133,7 +133,19 @@ class ResourcePoolForm(NameRules, forms.ModelForm):
 
     class Meta:
         model = ResourcePool
-        fields = ["name", "description", "projects"]
+        fields = [
+            "name", "description", "projects",
+            "precheck_root_gb", "precheck_shm_gb", "precheck_cache_gb",
+        ]  # fmt: skip
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The site's value is what an empty field means: say it, so nobody types it again.
+        site = limits.current()
+        for name in ("precheck_root_gb", "precheck_shm_gb", "precheck_cache_gb"):
+            self.fields[name].help_text = _("Empty: the site's limit (%(n)s GB).") % {
+                "n": getattr(site, name)
+            }
 
 
 class ImageForm(NameRules, forms.ModelForm):

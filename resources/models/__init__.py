@@ -10,6 +10,7 @@ from resources.models.catalog import (
     Volume,
 )
 from resources.models.clusters import Cluster
+from resources.models.faults import FaultKind, NodeFault
 from resources.models.inventory import (
     AcceleratorModel,
     DriverVersion,
@@ -30,9 +31,11 @@ __all__ = [
     "Dataset",
     "DatasetVersion",
     "DriverVersion",
+    "FaultKind",
     "Image",
     "ModelVersion",
     "Node",
+    "NodeFault",
     "NodeSpec",
     "ResourcePool",
     "TrainedModel",

@@ -173,6 +173,14 @@ class ResourcePool(Retirable):
     projects = models.ManyToManyField(
         "console.Project", verbose_name=_("projects allowed"), blank=True, related_name="pools"
     )
+    # Free disk its nodes need before a job starts (SPEC F1); empty: the site's limit.
+    precheck_root_gb = models.PositiveIntegerField(_("free disk: root (GB)"), null=True, blank=True)
+    precheck_shm_gb = models.PositiveIntegerField(
+        _("free disk: /dev/shm (GB)"), null=True, blank=True
+    )
+    precheck_cache_gb = models.PositiveIntegerField(
+        _("free disk: cache (GB)"), null=True, blank=True
+    )
 
     class Meta:
         ordering = ["name"]
@@ -245,6 +253,11 @@ class Node(Retirable):
         related_name="nodes",
     )
     last_heartbeat = models.DateTimeField(_("last heartbeat"), null=True, blank=True)
+    # Why the platform isolated it after a fault (SPEC F3): cordoned until an admin returns
+    # it to service. Empty for a cordon an admin set by hand.
+    isolated_reason = models.CharField(_("isolated because"), max_length=500, blank=True)
+    isolated_said = models.JSONField(null=True, blank=True)
+    isolated_at = models.DateTimeField(_("isolated at"), null=True, blank=True)
     # The cluster that reports the node and runs its jobs; None: the local backend (or a
     # node entered by hand).
     cluster = models.ForeignKey(
@@ -277,7 +290,7 @@ class Node(Retirable):
         if self.retired:
             return _("retired")
         if self.cordoned:
-            return _("cordoned")
+            return _("isolated") if self.isolated_at else _("cordoned")
         return self.get_status_display()
 
     @property

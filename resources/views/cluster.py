@@ -2,20 +2,42 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
 from console.htmx import render_page
 from console.params import whole_numbers
-from resources import availability
+from resources import availability, faults
+from resources.forms.faults import kind_text
+from resources.models import Node, NodeFault
 
 ROWS_PER_PAGE = 50
 
 
 def _ids(request: HttpRequest, name: str) -> list[int]:
     return whole_numbers(request.GET.getlist(name))
+
+
+def isolated_nodes(user, project) -> list[Node]:
+    """Nodes the platform took out of service after a fault, of those the user may run on,
+    with why and the injected faults still on them."""
+    nodes = availability.visible_nodes(
+        user, project, Node.objects.live().filter(isolated_at__isnull=False)
+    )
+    nodes = list(
+        nodes.order_by("-isolated_at", "name").prefetch_related(
+            Prefetch("faults", queryset=NodeFault.objects.active(), to_attr="active_faults")
+        )
+    )
+    for node in nodes:
+        node.why = faults.isolation_text(node)
+        node.fault_texts = [kind_text(fault) for fault in node.active_faults]
+    return nodes
 
 
 @require_GET
@@ -42,6 +64,8 @@ def cluster(request: HttpRequest) -> HttpResponse:
             "spec_ids": set(spec_ids),
             "model_ids": set(model_ids),
             "idle_count": idle,
+            # Called by the template only when it draws the whole page, not the filters' part.
+            "isolated": partial(isolated_nodes, request.user, request.project or None),
             "model_rows": [(model, result.demand.get(model.pk, 0)) for model in result.models],
         },
         fragment="availability",

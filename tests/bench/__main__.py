@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 
-from tests.bench import cluster, execution, foundation, jobs, kubernetes, scheduler
+from tests.bench import cluster, execution, faults, foundation, jobs, kubernetes, scheduler
 
 BENCHMARKS = {
     "cold_start": foundation.cold_start,
@@ -24,6 +24,7 @@ BENCHMARKS = {
     "k8s_job_calls": kubernetes.api_calls_per_job,
     "k8s_sync": kubernetes.sync_pass_1000,
     "k8s_submit": kubernetes.admission_to_created,
+    "faults": faults.fault_recovery,
 }
 
 

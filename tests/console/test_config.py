@@ -124,6 +124,15 @@ class TestProductionReaders:
             with pytest.raises(ConfigError, match="O: expected origins"):
                 config.env_origins("O")
 
+    def test_site_url(self, monkeypatch):
+        assert config.env_site_url("U") == ""
+        monkeypatch.setenv("U", "https://console.example.com/")
+        assert config.env_site_url("U") == "https://console.example.com"
+        for bad in ("console.example.com", "https://console.example.com/jobs"):
+            monkeypatch.setenv("U", bad)
+            with pytest.raises(ConfigError, match="U: expected an address"):
+                config.env_site_url("U")
+
     def test_rate(self, monkeypatch):
         assert config.env_rate("R", (3, 4)) == (3, 4)
         monkeypatch.setenv("R", " 30 / 60 ")

@@ -176,9 +176,16 @@ def test_overdue_resubmission_ends_as_error(alice, vision):
         owner=alice,
         project=vision,
         resubmitted=True,
-        submitted_at=timezone.now() - timedelta(minutes=31),
+        resubmitted_at=timezone.now() - timedelta(minutes=31),
     )
-    fresh = JobFactory(owner=alice, project=vision, resubmitted=True)
+    # The timeout counts from the resubmission, not from the first submit.
+    fresh = JobFactory(
+        owner=alice,
+        project=vision,
+        resubmitted=True,
+        submitted_at=timezone.now() - timedelta(days=1),
+        resubmitted_at=timezone.now(),
+    )
     plain = JobFactory(owner=alice, project=vision, submitted_at=timezone.now() - timedelta(days=1))
     assert fail_overdue_resubmissions() == [old.pk]
     old.refresh_from_db()

@@ -12,6 +12,7 @@ from django.core.servers.basehttp import ThreadedWSGIServer
 from django.test.testcases import LiveServerThread
 
 from console import limits
+from console.celery import app
 from jobs import hooks
 from jobs.models import Job, Priority
 from tests.jobs.factories import JobFactory
@@ -27,6 +28,7 @@ def _queue_stays(monkeypatch):
     # A Celery worker an earlier test started may still run in this process: no admission
     # pass may start (and end) the racing jobs, which would free places under the cap.
     monkeypatch.setattr(hooks, "queue_listeners", [])
+    app.control.purge()  # and none an earlier test left in the queue
 
 
 def race(calls: list) -> list:

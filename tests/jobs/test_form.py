@@ -303,3 +303,25 @@ def test_over_the_submission_limit_the_form_comes_back_as_typed(as_alice, job_po
     assert 'value="second"' in page and "keep-me.py" in page
     assert "Too many job submissions" in page
     assert not Job.objects.filter(name="second").exists()
+
+
+def test_hang_detection_alert_for_any_job_reschedule_needs_a_recovery(
+    as_alice, job_post, inventory, alice, vision
+):
+    body = as_alice.get("/jobs/new/").content.decode()
+    assert 'name="hang_policy"' in body and "10 × its median iteration time" in body
+    refused = post(as_alice, job_post(hang_policy="reschedule", command="python keep-me.py"))
+    assert "needs checkpoint resume or fault restart" in errors(refused)["hang_policy"]
+    assert refused.context["form"]["command"].value() == "python keep-me.py"  # nothing lost
+    assert post(as_alice, job_post(hang_policy="alert")).status_code == 302
+    assert Job.objects.get().hang_policy == "alert"
+    restarting = job_post(
+        name="train-2", hang_policy="reschedule", fault_restart_enabled="on", max_restarts="1"
+    )
+    assert post(as_alice, restarting).status_code == 302
+    job = Job.objects.get(name="train-2")
+    assert job.hang_policy == "reschedule"
+    form = as_alice.get(f"/jobs/{job.pk}/clone/").context["form"]
+    assert form["hang_policy"].value() == "reschedule"
+    assert post(as_alice, job_post(name="train-3")).status_code == 302
+    assert Job.objects.get(name="train-3").hang_policy == ""

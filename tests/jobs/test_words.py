@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.utils import translation
 from django.utils.translation import gettext_noop
 
+from console.words import said, wording
 from jobs import lifecycle
 from jobs.models import JobEvent, Phase, Priority
-from jobs.words import said, wording
 from tests.jobs.factories import JobFactory
 
 
@@ -55,3 +55,19 @@ def test_free_text_is_shown_as_it_is_and_a_broken_record_never_fails():
     assert wording("Stopped by x.", {"msgid": "Stopped by %(user)s.", "params": {}}) == (
         "Stopped by x."
     )
+
+
+def test_a_message_said_inside_another_is_worded_too():
+    """Recovery's events put one message inside another ("… Ended as error: %(why)s"): a
+    Chinese reader sees both in Chinese, an English one both in English."""
+    inner = said(gettext_noop("it has neither checkpoint resume nor fault restart."))
+    outer = said(gettext_noop("%(found)s Ended as error: %(why)s"), found="Failed.", why=inner)
+    assert (
+        str(outer) == "Failed. Ended as error: it has neither checkpoint resume nor fault restart."
+    )
+    stored = outer.as_json()
+    with translation.override("zh-hans"):
+        shown = wording(str(outer), stored)
+    assert "既未开启断点续训" in shown and "已以错误结束" in shown and "neither" not in shown
+    with translation.override("en"):
+        assert wording(str(outer), stored) == str(outer)

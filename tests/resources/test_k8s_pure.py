@@ -92,6 +92,47 @@ class TestStatus:
         assert status.reason == "stopping"
 
 
+class TestLost:
+    """Seed 003: a pod the cluster took away (node NotReady, force-deleted, evicted) is a
+    fault of the node, said with ``node_lost``; a pod failing by itself is not."""
+
+    def test_a_force_deleted_pod_aborts_its_job_as_lost(self):
+        killed = pod("worker-1", "Failed", terminated={"exitCode": 137, "reason": "Error"})
+        killed["metadata"]["deletionTimestamp"] = "t"  # Volcano killed it after the abort
+        status = workload_status(job("Aborted"), [killed])
+        assert status.state == WorkloadState.FAILED and status.node_lost
+        assert status.reason.startswith("1 of its pods were deleted outside the console")
+
+    def test_its_only_pod_gone(self):
+        status = workload_status(job("Aborted", 1), [])
+        assert status.state == WorkloadState.FAILED and status.node_lost
+
+    def test_a_pod_the_taint_manager_evicted(self):
+        evicted = pod("worker-0", "Failed", terminated={"exitCode": 137, "reason": "Error"})
+        evicted["status"]["conditions"] = [
+            {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
+             "message": "Taint manager: deleting due to NoExecute taint"}
+        ]  # fmt: skip
+        status = workload_status(job("Running", 1), [evicted])
+        assert status.node_lost and "NoExecute taint" in status.reason
+
+    def test_a_pod_on_a_lost_node(self):
+        gone = pod("worker-0", "Failed", terminated={"exitCode": 137, "reason": "Error"})
+        gone["status"] |= {"reason": "NodeLost", "message": "Node gpu-01 which was running "
+                           "pod worker-0 is unresponsive"}  # fmt: skip
+        status = workload_status(job("Aborted", 1), [gone])
+        assert status.node_lost and "unresponsive" in status.reason
+
+    def test_its_own_failure_is_not_a_loss_even_once_the_others_are_gone(self):
+        failed = pod("worker-1", "Failed", terminated={"exitCode": 3, "reason": "Error"})
+        status = workload_status(job("Aborted"), [failed])
+        assert not status.node_lost and status.reason == "worker-1 exited with code 3"
+
+    def test_our_own_stop_is_not_a_loss(self):
+        status = workload_status(job("Aborted", deletionTimestamp="t"), [])
+        assert not status.node_lost
+
+
 def stamp(second: int, fraction: int) -> str:
     return f"2026-11-24T22:00:{second:02d}.{fraction:09d}Z"
 

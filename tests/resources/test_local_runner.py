@@ -329,3 +329,45 @@ def test_the_local_backend_runs_workloads_under_runs_dir(settings, tmp_path):
         backend.cleanup("via-1")
         with pytest.raises(UnknownWorkload):
             backend.poll("via-1")
+
+
+class WorkerDied(BaseException):
+    """What a SIGKILL of the submitting worker leaves: the workload laid out, its
+    supervisor never started."""
+
+
+@pytest.mark.parametrize("found_by", ["submit", "poll"])
+def test_a_workload_abandoned_mid_submit_is_started_once(runs, monkeypatch, found_by):
+    import os
+
+    from resources.backends import local_runner
+
+    outputs = runs.folder("out/job-0")
+    workload = single(
+        "job-7-1", ("sh", "-c", "echo ran >> /workspace/outputs/runs.txt"),
+        mounts=((str(outputs), "/workspace/outputs", False),),
+    )  # fmt: skip
+
+    def dies(self, folder, *, again=False):
+        raise WorkerDied
+
+    with monkeypatch.context() as patched:
+        patched.setattr(local_runner.LocalRunner, "_start_supervisor", dies)
+        with pytest.raises(WorkerDied):
+            runs.runner.submit(workload)
+    folder = runs.workload_folder("job-7-1")
+    assert not (folder / "supervisor.json").exists()
+    # Moments later it is only "being submitted": nobody starts it twice.
+    runs.runner.submit(workload)
+    assert runs.runner.poll("job-7-1").state == WorkloadState.PENDING
+    assert not (folder / "supervisor.json").exists()
+    past = time.time() - local_runner.ABANDONED_SECONDS - 1
+    os.utime(folder / "workload.json", (past, past))
+    if found_by == "submit":
+        runs.runner.submit(workload)  # a later delivery of the same submit
+    else:
+        runs.runner.poll("job-7-1")  # the next sync's look at it
+    assert runs.wait("job-7-1").state == WorkloadState.SUCCEEDED
+    runs.runner.submit(workload)
+    runs.runner.poll("job-7-1")
+    assert (outputs / "runs.txt").read_text() == "ran\n"  # it ran once, not twice

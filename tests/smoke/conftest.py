@@ -8,6 +8,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture
+def _small_prechecks():
+    """`make run` runs in a process of its own with the real limits: forms posted to it are
+    built from the real defaults too."""
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

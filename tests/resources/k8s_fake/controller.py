@@ -170,7 +170,14 @@ class Controller:
             self.move(job, "Running", now)
         elif phase == "Running":
             failed = [p for p in pods if p["status"]["phase"] == "Failed"]
-            if failed and self.action(job, failed[0], "PodFailed") == "AbortJob":
+            # Deleted by someone else than Volcano (which only deletes when it moves the job
+            # out of Running): force-deleted, or evicted. Volcano's PodEvicted event.
+            evicted = [p for p in pods if p["metadata"].get("deletionTimestamp")]
+            replicas = sum(t.get("replicas", 1) for t in job["spec"].get("tasks") or [])
+            gone = bool(evicted) or len(pods) < replicas
+            if (gone and self.action(job, None, "PodEvicted") == "AbortJob") or (
+                failed and self.action(job, failed[0], "PodFailed") == "AbortJob"
+            ):
                 self.move(job, "Aborting", now)
                 self.kill(pods, now)
             elif self.completed_task(job, pods):
@@ -210,8 +217,10 @@ class Controller:
             self.write(group)
 
     @staticmethod
-    def action(job: dict, pod: dict, event: str) -> str:
-        task = pod["metadata"]["labels"]["volcano.sh/task-spec"]
+    def action(job: dict, pod: dict | None, event: str) -> str:
+        """The action of the job's policy for ``event`` on ``pod`` (None: a pod that is gone,
+        only the job's own policies apply)."""
+        task = pod["metadata"]["labels"]["volcano.sh/task-spec"] if pod else None
         policies = [
             *(t.get("policies") or [] for t in job["spec"].get("tasks") or [] if t["name"] == task),
             job["spec"].get("policies") or [],
@@ -431,11 +440,16 @@ class Controller:
             "containerID": previous.get("containerID", ""),
         }
         failed = code != 0
+        # Why the cluster took it away (eviction) outlives its end, as the API keeps it.
+        disruption = [
+            c for c in pod["status"].get("conditions") or () if c["type"] == "DisruptionTarget"
+        ]
         pod["status"] |= {
             "phase": "Failed" if failed else "Succeeded",
             "conditions": objects.pod_conditions(
                 True, False, reason="PodFailed" if failed else "PodCompleted"
-            ),
+            )
+            + disruption,
             "containerStatuses": [
                 previous | {"state": {"terminated": terminated}, "ready": False, "started": False}
             ],

@@ -20,8 +20,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.resources.k8s_fake import handlers
-from tests.resources.k8s_fake.controller import Controller
-from tests.resources.k8s_fake.objects import TOKEN, USER, status
+from tests.resources.k8s_fake.controller import ENDED, Controller
+from tests.resources.k8s_fake.objects import TOKEN, USER, stamp, status
 from tests.resources.k8s_fake.script import Script
 from tests.resources.k8s_fake.store import Store
 
@@ -90,7 +90,9 @@ class FakeKubernetes:
     def __init__(
         self, nodes: list[dict[str, Any]], token: str = TOKEN, *, auto: bool = True, port: int = 0
     ) -> None:
-        self.nodes = nodes
+        # Its own copy: a test may take a node down (node_not_ready) without the next
+        # test's fake, made from the same list, seeing it.
+        self.nodes = nodes = copy.deepcopy(nodes)
         self.token = token
         self.auto = auto
         self.calls: list[tuple[str, str]] = []  # (method, path with its query), in order
@@ -190,6 +192,46 @@ class FakeKubernetes:
                     if kind != "configmaps":
                         self.controller.remove(kind, owned)
                 self.controller.remove("jobs", job)
+
+    def force_delete_pod(self, name: str, namespace: str | None = None) -> None:
+        """``kubectl delete pod --force --grace-period=0`` (seed 003, PodForceDeleted): the
+        pod object is gone at once, whatever its container is doing."""
+        with self.store.lock:
+            for pod in [
+                p for p in self.store.of("pods", namespace) if p["metadata"]["name"] == name
+            ]:
+                for ref in pod["metadata"].get("ownerReferences") or ():
+                    self.controller.wake(ref["uid"])
+                self.controller.remove("pods", pod)
+
+    def node_not_ready(self, name: str) -> None:
+        """The node stops answering (seed 003, nodeNotReady): it turns NotReady with the
+        unreachable taint, and the taint manager evicts its pods (a DisruptionTarget
+        condition, then deletion) — at once, not after the 300 s toleration."""
+        now = time.time()
+        with self.store.lock:
+            for item in self.nodes:
+                if item["metadata"]["name"] != name:
+                    continue
+                ready = [c for c in item["status"].get("conditions") or () if c["type"] == "Ready"]
+                for condition in ready:
+                    condition |= {"status": "Unknown", "reason": "NodeStatusUnknown",
+                                  "message": "Kubelet stopped posting node status."}  # fmt: skip
+                item["spec"]["taints"] = [
+                    {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}
+                ]
+            for pod in self.store.of("pods"):
+                if pod["spec"].get("nodeName") != name or pod["status"]["phase"] in ENDED:
+                    continue
+                pod["status"]["conditions"] = [
+                    *(pod["status"].get("conditions") or ()),
+                    {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
+                     "lastTransitionTime": stamp(now), "reason": "DeletionByTaintManager",
+                     "message": "Taint manager: deleting due to NoExecute taint"},
+                ]  # fmt: skip
+                self.controller.delete_pod(pod, now)
+                # Its kubelet is gone: nobody stops the container, the pod stays Terminating.
+                self.controller.lives[pod["metadata"]["uid"]].kill_at = None
 
     def compact(self) -> None:
         """etcd compacts: every list version older than now answers 410 Expired."""

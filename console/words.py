@@ -17,30 +17,46 @@ class Said(str):
     msgid: str
     params: dict
     translated: list[str]
+    nested: dict  # parameter -> the stored form of a message said inside this one
 
-    def __new__(cls, msgid: str, params: dict, translated: list[str]) -> Said:
+    def __new__(
+        cls, msgid: str, params: dict, translated: list[str], nested: dict | None = None
+    ) -> Said:
         text = super().__new__(cls, msgid % params if params else msgid)
         text.msgid, text.params, text.translated = msgid, params, translated
+        text.nested = nested or {}
         return text
 
+    @classmethod
+    def from_json(cls, stored: dict) -> Said:
+        return cls(stored["msgid"], stored["params"], stored.get("translated", []),
+                   stored.get("nested"))  # fmt: skip
+
     def as_json(self) -> dict:
-        return {"msgid": self.msgid, "params": self.params, "translated": self.translated}
+        stored = {"msgid": self.msgid, "params": self.params, "translated": self.translated}
+        if self.nested:
+            stored["nested"] = self.nested
+        return stored
 
 
 def said(msgid: str, **params) -> Said:
     """``msgid`` must be marked with ``gettext_noop`` where it is written, so that
     makemessages finds it. Parameters are text or numbers; a lazily translated one (a
     choice's label: "Urgent") is kept in English and translated when shown, like the
-    message."""
-    plain, translated = {}, []
+    message. A parameter that was itself :func:`said` is worded in the reader's language
+    too."""
+    plain, translated, nested = {}, [], {}
     for key, value in params.items():
-        if isinstance(value, Promise):
+        if isinstance(value, Said):
+            plain[key] = str(value)
+            nested[key] = value.as_json()
+        elif isinstance(value, Promise):
             with override("en"):
                 plain[key] = str(value)
             translated.append(key)
         else:
             plain[key] = value if isinstance(value, int | float) else str(value)
-    return Said(msgid, plain, translated)
+    return Said(msgid, plain, translated, nested)
 
 
 def wording(text: str, stored: dict | None) -> str:
@@ -51,6 +67,8 @@ def wording(text: str, stored: dict | None) -> str:
     params = dict(stored["params"])
     for key in stored.get("translated", ()):
         params[key] = gettext(params[key])
+    for key, inner in stored.get("nested", {}).items():
+        params[key] = wording(params[key], inner)
     try:
         return gettext(stored["msgid"]) % params
     except (KeyError, TypeError, ValueError):  # a translation that lost a placeholder

@@ -1,0 +1,377 @@
+"""Acting on faults (SPEC F3, F4, F5, Q6): interrupt a running attempt, and when an attempt
+ends or a precheck fails, isolate the faulty nodes and put the job back at the head of its
+priority class, or end it as error, as its options and counts say (jobs.faults.policy).
+
+Every move goes through jobs.lifecycle (conditional updates): a job another worker moved
+first is left alone, so a duplicated task never requeues a job twice.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy, gettext_noop
+
+from console import limits
+from console.words import Said, said
+from jobs import hooks, lifecycle
+from jobs.faults.policy import Action, Cause, Decision, Options, classify, decide
+from jobs.models import Attempt, FaultRecord, Job, JobEvent, Phase
+from jobs.operations import release
+from resources import faults as node_faults
+from resources import probes
+from resources.backends.base import WorkloadState, WorkloadStatus
+from resources.models import FaultKind, Node, NodeFault
+
+log = logging.getLogger(__name__)
+
+# The end of a job that recovery took care of (requeued it): the caller closes nothing.
+REQUEUED = "requeued"
+
+CHECK_WORDS = {
+    "heartbeat": gettext_noop("heartbeat lost"),
+    "nic": gettext_noop("network interface down"),
+    "gpu-check": gettext_noop("boards not visible"),
+    "process": gettext_noop("a process was killed or frozen"),
+    "exit-code": gettext_noop("a fault exit code"),
+    "node-lost": gettext_noop("the node or pod was lost"),
+    "performance": gettext_noop("performance below its threshold"),
+    "hang": gettext_noop("no progress"),
+}
+
+
+def check_words(check: str):
+    """The words of a check, kept in English and translated where a reader sees them (a
+    lazy parameter of said()): "heartbeat lost" inside a Chinese sentence is worded too."""
+    return gettext_lazy(CHECK_WORDS[check]) if check in CHECK_WORDS else check
+
+
+def options(job: Job) -> Options:
+    return Options(
+        resume=job.resume_enabled,
+        max_resumes=job.max_resumes,
+        resumes_used=job.resumes_used,
+        restart=job.fault_restart_enabled,
+        max_restarts=job.max_restarts,
+        restarts_used=job.restarts_used,
+    )
+
+
+def nodes_of(attempt: Attempt) -> list[str]:
+    return list(dict.fromkeys(r["node"] for r in attempt.replicas if r.get("node")))
+
+
+# --- while it runs -------------------------------------------------------------------------
+
+
+def interrupt(
+    attempt: Attempt,
+    cause: Cause,
+    check: str,
+    nodes: list[str],
+    message: Said,
+) -> bool:
+    """Stop a running attempt for ``cause`` (found by inspection, the performance or hang
+    watch, or an elastic job's room to grow): SIGTERM now (a checkpointing job saves), SIGKILL
+    after its graceful time; once it has ended, :func:`on_end` requeues or ends the job.
+    False when the attempt is already ending (stopped by a person, expired, or interrupted
+    by another worker first)."""
+    job = attempt.job
+    fault = {
+        "cause": str(cause),
+        "check": check,
+        "nodes": nodes,
+        "message": str(message),
+        "said": message.as_json(),
+        "at": timezone.now().isoformat(),
+    }
+    stop_cause = Attempt.StopCause.SCALE if cause == Cause.SCALE_UP else Attempt.StopCause.FAULT
+    if not Attempt.objects.filter(pk=attempt.pk, ended_at__isnull=True, stop_cause="").update(
+        stop_cause=stop_cause, fault=fault
+    ):
+        return False
+    attempt.stop_cause, attempt.fault = stop_cause, fault
+    decision = decide(options(job), cause)
+    if decision.isolate:
+        node_faults.isolate(nodes, _isolation_reason(job, check))
+    lifecycle.record(
+        job,
+        _interruption_words(job, cause, decision, message),
+        kind=JobEvent.Kind.INFO if cause == Cause.SCALE_UP else JobEvent.Kind.WARNING,
+        item=check,
+    )
+    seconds = job.graceful_shutdown_seconds
+    transaction.on_commit(lambda: _stop(attempt, seconds))
+    return True
+
+
+def what_happens(job: Job, cause: Cause) -> Said:
+    """What an interruption for ``cause`` does to ``job`` now (resume, restart or error), in
+    words without the finding: the performance and hang alerts tell the owner this."""
+    return _interruption_words(job, cause, decide(options(job), cause), "")
+
+
+def _stop(attempt: Attempt, seconds: int) -> None:
+    from jobs.execution.runs import backend
+    from jobs.tasks import stop_workload
+
+    if attempt.cluster_id is None:
+        backend(attempt).stop(attempt.workload_id, seconds)
+    else:
+        stop_workload.delay(attempt.workload_id, attempt.cluster_id, seconds)
+
+
+def _interruption_words(job: Job, cause: Cause, decision: Decision, message: str) -> Said:
+    seconds = job.graceful_shutdown_seconds
+    if decision.action == Action.SCALE:
+        text = gettext_noop(
+            "%(found)s It is stopped (SIGTERM, so it saves a checkpoint; killed after "
+            "%(seconds)s s) and resumes on more nodes."
+        )
+    elif decision.action == Action.RESUME:
+        text = gettext_noop(
+            "%(found)s Its processes get SIGTERM so they save a checkpoint (killed after "
+            "%(seconds)s s); then it resumes elsewhere (resume %(used)s of %(allowed)s)."
+        )
+    elif decision.action == Action.RESTART:
+        text = gettext_noop(
+            "%(found)s Its processes are stopped (SIGTERM, killed after %(seconds)s s); then "
+            "it restarts elsewhere (restart %(used)s of %(allowed)s)."
+        )
+    else:
+        text = gettext_noop(
+            "%(found)s Its processes are stopped (SIGTERM, killed after %(seconds)s s) and it "
+            "ends as error: %(why)s"
+        )
+    return said(
+        text,
+        found=message,
+        seconds=seconds,
+        used=decision.used,
+        allowed=decision.allowed,
+        why=_why_not(decision),
+    )
+
+
+def _why_not(decision: Decision) -> Said:
+    if decision.why == "spent":
+        return said(gettext_noop("all %(n)s of its recoveries are used."), n=decision.allowed)
+    return said(gettext_noop("it has neither checkpoint resume nor fault restart."))
+
+
+def _isolation_reason(job: Job, check: str) -> Said:
+    return said(
+        gettext_noop("While running job %(job)s: %(what)s (%(check)s)."),
+        what=check_words(check),
+        job=job.name,
+        check=check,
+    )
+
+
+# --- when it has ended ---------------------------------------------------------------------
+
+
+def on_end(job: Job, attempt: Attempt, status: WorkloadStatus):
+    """What recovery makes of an attempt's end: None (not a fault: the caller ends the job
+    as usual), REQUEUED, or the (phase, message, kind) the caller ends the job with."""
+    if attempt.stop_cause in (Attempt.StopCause.USER, Attempt.StopCause.EXPIRY):
+        return None
+    if attempt.stop_cause in (Attempt.StopCause.FAULT, Attempt.StopCause.SCALE):
+        if status.state == WorkloadState.SUCCEEDED:
+            return None  # it finished before the signal: nothing to recover
+        fault = attempt.fault or {}
+        cause, check, nodes = Cause(fault["cause"]), fault["check"], fault["nodes"]
+        found = Said.from_json(fault["said"])
+    elif status.state == WorkloadState.FAILED:
+        cause, check, nodes, found = _diagnose(attempt, status)
+        if cause == Cause.CODE and not job.fault_tolerant:
+            return None
+    else:
+        return None
+    return _recover(job, attempt, cause, check, nodes, found)
+
+
+def _diagnose(attempt: Attempt, status: WorkloadStatus):
+    """Why a failed attempt failed: its nodes' state now, the process faults injected
+    there while it ran, its exit code and what the backend says (SPEC F3, seed 003)."""
+    names = nodes_of(attempt)
+    nodes = list(Node.objects.filter(name__in=names).select_related("pool"))
+    facts = probes.facts(nodes)
+    faulty: dict[str, str] = {}
+    for node in nodes:
+        for result in probes.inspect(node, facts[node.name], boards=node.board_count > 0):
+            if result.ok is False:
+                faulty.setdefault(node.name, result.item)
+    process = list(
+        NodeFault.objects.filter(
+            node__name__in=names,
+            kind__in=[FaultKind.KILL, FaultKind.FREEZE],
+            created_at__gte=attempt.created_at,
+        ).values_list("node__name", flat=True)
+    )
+    failed = [r for r in status.replicas if r.exit_code not in (None, 0)]
+    exit_code = failed[0].exit_code if failed else attempt.exit_code
+    cause = classify(
+        exit_code=exit_code,
+        fault_codes=set(limits.current().fault_exit_codes),
+        node_lost=status.node_lost,
+        hardware=bool(faulty),
+        process=bool(process),
+    )
+    reason = status.reason or "it failed"
+    if cause == Cause.HARDWARE:
+        where = sorted(faulty)
+        check = faulty[where[0]]
+        found = said(
+            gettext_noop("It failed (%(reason)s) with %(what)s on %(nodes)s."),
+            reason=reason,
+            what=check_words(check),
+            nodes=", ".join(where),
+        )
+        return cause, check, where, found
+    if cause == Cause.PROCESS:
+        where = sorted(set(process))
+        found = said(
+            gettext_noop("It failed (%(reason)s): a process on %(nodes)s was killed or frozen."),
+            reason=reason,
+            nodes=", ".join(where),
+        )
+        return cause, "process", where, found
+    if cause == Cause.NODE_LOST:
+        found = said(gettext_noop("It failed: %(reason)s."), reason=reason)
+        return cause, "node-lost", names, found
+    if cause == Cause.EXIT_CODE:
+        found = said(
+            gettext_noop("It exited with %(code)s, a fault exit code (%(reason)s)."),
+            code=exit_code,
+            reason=reason,
+        )
+        return cause, "exit-code", names, found
+    found = said(gettext_noop("Failed: %(reason)s."), reason=reason)
+    return cause, "exit-code", names, found
+
+
+def _recover(job: Job, attempt: Attempt | None, cause, check, nodes, found: Said):
+    decision = decide(options(job), cause)
+    if cause == Cause.CODE:  # a fault-tolerant job's own code failed on healthy hardware
+        message = said(
+            gettext_noop(
+                "%(found)s Its nodes are healthy, so this is not a fault: it is not restarted."
+            ),
+            found=found,
+        )
+        return Phase.ERROR, message, JobEvent.Kind.ERROR
+    isolated = node_faults.isolate(nodes, _isolation_reason(job, check)) if decision.isolate else []
+    record = FaultRecord.objects.create(
+        job=job,
+        attempt=attempt,
+        at=_fault_time(attempt),
+        detected_at=timezone.now(),
+        nodes=nodes,
+        item=check,
+        message=str(found)[:1000],
+        said=found.as_json(),
+        action=decision.action if decision.action != Action.ERROR else FaultRecord.Action.ERROR,
+        isolated=decision.isolate,
+        used=decision.used,
+        allowed=decision.allowed,
+    )
+    if isolated:
+        log.info("isolated %s for job %s (%s)", isolated, job.pk, check)
+    if decision.action == Action.ERROR:
+        message = said(gettext_noop("%(found)s Ended as error: %(why)s"),
+                       found=found, why=_why_not(decision))  # fmt: skip
+        return Phase.ERROR, message, JobEvent.Kind.ERROR
+    requeue(job, decision, record)
+    return REQUEUED
+
+
+def _fault_time(attempt: Attempt | None):
+    at = (attempt.fault or {}).get("at") if attempt is not None else None
+    if at:
+        from django.utils.dateparse import parse_datetime
+
+        return parse_datetime(at)
+    return timezone.now()
+
+
+def requeue(job: Job, decision: Decision, record: FaultRecord | None = None) -> bool:
+    """Put the job back in the queue, ahead of the rest of its priority class (SPEC Q2),
+    at the node count it asked for (an elastic job may get fewer again). Its allocations go
+    back; the admission pass starts it again, with prechecks."""
+    counts = {}
+    if decision.action == Action.RESUME:
+        counts["resumes_used"] = decision.used
+    elif decision.action == Action.RESTART:
+        counts["restarts_used"] = decision.used
+    if decision.action == Action.RESTART:
+        via = Phase.RESTARTING
+        text = gettext_noop(
+            "Restarting after a fault (restart %(used)s of %(allowed)s): back in the queue, "
+            "ahead of the jobs of its priority."
+        )
+    elif decision.action == Action.RESUME:
+        via = Phase.RESUMING
+        text = gettext_noop(
+            "Resuming after a fault (resume %(used)s of %(allowed)s): back in the queue, "
+            "ahead of the jobs of its priority; it continues from its last checkpoint."
+        )
+    else:
+        via = Phase.RESUMING
+        text = gettext_noop(
+            "Growing to %(nodes)s nodes: back in the queue, ahead of the jobs of its "
+            "priority; it continues from its last checkpoint."
+        )
+    message = said(text, used=decision.used, allowed=decision.allowed, nodes=job.requested_nodes)
+    fields = {
+        "resubmitted": True,
+        # Q6 counts a fault's resubmission; growing is not one (it waits as long as it must).
+        "resubmitted_at": timezone.now() if decision.action != Action.SCALE else None,
+        "node_count": job.requested_nodes,
+        "spec": None,
+        **counts,
+    }
+    with transaction.atomic():
+        if job.phase != Phase.ADMITTED:
+            if not lifecycle.move(job, via, message, kind=JobEvent.Kind.WARNING):
+                return False
+            again = said(gettext_noop("In the queue again."))
+            moved = lifecycle.move(job, Phase.QUEUED, again, **fields)
+        else:  # a precheck failed: nothing of it ever ran
+            moved = lifecycle.move(job, Phase.QUEUED, message, kind=JobEvent.Kind.WARNING,
+                                   **fields)  # fmt: skip
+        if not moved:
+            return False
+        release(job)
+    transaction.on_commit(hooks.queue_changed)
+    return True
+
+
+def precheck_failed(job: Job, failures: list) -> bool:
+    """A precheck failed on some of the job's nodes (SPEC F1): its code is not started; the
+    nodes are isolated and the job goes back to the queue's head, or ends as error when it
+    may not recover. Returns True when the job was requeued."""
+    nodes = sorted({f.node for f in failures})
+    items = ", ".join(dict.fromkeys(f.item for f in failures))
+    found = said(
+        gettext_noop("Precheck failed on %(nodes)s (%(items)s): its code was not started."),
+        nodes=", ".join(nodes),
+        items=items,
+    )
+    outcome = _recover(job, None, Cause.PRECHECK, failures[0].item, nodes, found)
+    if outcome == REQUEUED:
+        return True
+    phase, message, kind = outcome
+    with transaction.atomic():
+        if lifecycle.move(job, phase, message, kind=kind, reason=message):
+            release(job)
+    transaction.on_commit(hooks.queue_changed)
+    return False
+
+
+def counts_left(job: Job) -> tuple[int, int]:
+    """(used, allowed) of the recoveries the job has: resumes or restarts."""
+    decision = decide(options(job), Cause.CODE)
+    return decision.used, decision.allowed

@@ -1,0 +1,212 @@
+"""What a node's checks read (SPEC F1 prechecks, F2 inspection): real facts of the node,
+with any fault injected on it laid over them.
+
+On the local backend every node is this machine, so its disks, resolver, limits and network
+are measured here; on a cluster a node's heartbeat is its Ready condition as the inventory
+sync last saw it, and the facts a cluster does not report are left unknown (None: the check
+is skipped and says so). Results are plain data; the jobs side words them as events.
+"""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import socket
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from django.conf import settings
+
+from resources.models import FaultKind, Node, NodeFault
+from resources.models.faults import STATE_KINDS
+
+GB = 1000**3
+# Seed 004: on InfiniBand, each of these limits must be above the number.
+ULIMITS = {
+    "max locked memory": (resource.RLIMIT_MEMLOCK, 16000 * 1024),
+    "open files": (resource.RLIMIT_NOFILE, 1000000),
+    "stack size": (resource.RLIMIT_STACK, 8000 * 1024),
+    "max user processes": (resource.RLIMIT_NPROC, 1000000),
+}
+INFINIBAND_LABEL = "console.io/infiniband"
+
+
+@dataclass(frozen=True)
+class Facts:
+    """One node now. None: not known on this backend."""
+
+    heartbeat: bool = True
+    nic_up: bool | None = None
+    resolves: bool | None = None
+    free_gb: dict[str, float | None] | None = None  # "root", "shm", "cache" -> GB free
+    ulimits: dict[str, int] | None = None  # name -> soft limit (-1: unlimited)
+    boards_seen: int | None = None
+    infiniband: bool = False
+    injected: tuple[str, ...] = ()  # kinds of the active injected faults
+
+
+@dataclass(frozen=True)
+class Result:
+    """One check of one node: ``item`` is seed 004's keyword; ``ok`` None: not measured."""
+
+    item: str
+    node: str
+    ok: bool | None
+    value: str = ""  # what was found, e.g. "12.3 GB free"
+    needed: str = ""  # what passes, e.g. "more than 32 GB"
+    injected: bool = False  # an injected fault decided it
+
+
+def _free_gb(path: Path) -> float | None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        return shutil.disk_usage(path).free / GB
+    except OSError:
+        return None
+
+
+def _nic_up() -> bool:
+    """Whether any network interface is up (the loopback counts: the local nodes' peers
+    talk over it)."""
+    try:
+        for flags in Path("/sys/class/net").glob("*/flags"):
+            if int(flags.read_text().strip(), 16) & 0x1:  # IFF_UP
+                return True
+    except (OSError, ValueError):
+        return True  # no sysfs here: nothing says it is down
+    return False
+
+
+def _resolves() -> bool:
+    try:
+        socket.getaddrinfo("localhost", None)
+        return True
+    except OSError:
+        return False
+
+
+def _ulimits() -> dict[str, int]:
+    return {name: resource.getrlimit(limit)[0] for name, (limit, _) in ULIMITS.items()}
+
+
+def facts_of_this_machine() -> Facts:
+    return Facts(
+        heartbeat=True,
+        nic_up=_nic_up(),
+        resolves=_resolves(),
+        free_gb={
+            "root": _free_gb(settings.RUNS_DIR),
+            "shm": _free_gb(Path("/dev/shm")),
+            "cache": _free_gb(settings.NODE_CACHE_DIR),
+        },
+        ulimits=_ulimits(),
+    )
+
+
+def facts(nodes: list[Node]) -> dict[str, Facts]:
+    """The facts of each node, injected faults laid over: one measurement of this machine
+    and one query for the faults, whatever the number of nodes."""
+    machine = None
+    faults: dict[int, list[NodeFault]] = {}
+    for fault in NodeFault.objects.active().filter(node__in=nodes, kind__in=STATE_KINDS):
+        faults.setdefault(fault.node_id, []).append(fault)
+    found = {}
+    for node in nodes:
+        if node.cluster_id is None:
+            machine = machine or facts_of_this_machine()
+            base = replace(machine, boards_seen=node.board_count)
+        else:  # what the cluster tells through the inventory sync
+            base = Facts(heartbeat=node.status == Node.Status.READY)
+        base = replace(base, infiniband=str(node.labels.get(INFINIBAND_LABEL, "")) == "true")
+        found[node.name] = _overlay(base, node, faults.get(node.pk, []))
+    return found
+
+
+def _overlay(base: Facts, node: Node, faults: list[NodeFault]) -> Facts:
+    for fault in faults:
+        if fault.kind == FaultKind.HEARTBEAT:
+            base = replace(base, heartbeat=False)
+        elif fault.kind == FaultKind.NIC:
+            base = replace(base, nic_up=False)
+        elif fault.kind == FaultKind.DNS:
+            base = replace(base, resolves=False)
+        elif fault.kind == FaultKind.BOARD:
+            seen = node.board_count - 1 if fault.detail.isdigit() else 0
+            base = replace(base, boards_seen=max(0, min(seen, base.boards_seen or 0)))
+        elif fault.kind == FaultKind.DISK:
+            free = dict(base.free_gb or {})
+            for disk in [fault.detail] if fault.detail else ["root", "shm", "cache"]:
+                free[disk] = 0.0
+            base = replace(base, free_gb=free)
+    return replace(base, injected=tuple(sorted({f.kind for f in faults})))
+
+
+def thresholds(node: Node, limits) -> dict[str, int]:
+    """Free GB each disk needs on ``node``: its pool's own, else the site's (SPEC F1)."""
+    pool = node.pool
+    own = {
+        "root": pool.precheck_root_gb if pool else None,
+        "shm": pool.precheck_shm_gb if pool else None,
+        "cache": pool.precheck_cache_gb if pool else None,
+    }
+    site = {
+        "root": limits.precheck_root_gb,
+        "shm": limits.precheck_shm_gb,
+        "cache": limits.precheck_cache_gb,
+    }
+    return {disk: own[disk] if own[disk] is not None else site[disk] for disk in site}
+
+
+def precheck(node: Node, fact: Facts, needed: dict[str, int], *, boards: bool) -> list[Result]:
+    """Seed 004's environment checks of one node, in its order."""
+    injected = set(fact.injected)
+    results = [
+        Result("dns", node.name, fact.resolves, injected=FaultKind.DNS in injected),
+    ]
+    for disk in ("root", "shm", "cache"):
+        free = (fact.free_gb or {}).get(disk)
+        results.append(
+            Result(
+                f"disk-size {disk}",
+                node.name,
+                None if free is None else free > needed[disk],
+                value=f"{free:.1f} GB" if free is not None else "",
+                needed=f"{needed[disk]} GB",
+                injected=FaultKind.DISK in injected,
+            )
+        )
+    if fact.infiniband:
+        low = [
+            name
+            for name, (_limit, floor) in ULIMITS.items()
+            if fact.ulimits is not None and 0 <= fact.ulimits[name] <= floor
+        ]
+        ok = None if fact.ulimits is None else not low
+        results.append(Result("ulimit", node.name, ok, value=", ".join(low)))
+    if boards:
+        results.append(_boards(node, fact))
+    return results
+
+
+def _boards(node: Node, fact: Facts) -> Result:
+    seen = fact.boards_seen
+    return Result(
+        "gpu-check",
+        node.name,
+        None if seen is None else seen >= node.board_count > 0,
+        value=str(seen) if seen is not None else "",
+        needed=str(node.board_count),
+        injected=FaultKind.BOARD in fact.injected,
+    )
+
+
+def inspect(node: Node, fact: Facts, *, boards: bool) -> list[Result]:
+    """The periodic checks of a node running jobs (SPEC F2): heartbeat, NIC, boards."""
+    injected = set(fact.injected)
+    results = [
+        Result("heartbeat", node.name, fact.heartbeat, injected=FaultKind.HEARTBEAT in injected),
+        Result("nic", node.name, fact.nic_up, injected=FaultKind.NIC in injected),
+    ]
+    if boards:
+        results.append(_boards(node, fact))
+    return results

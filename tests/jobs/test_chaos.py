@@ -1,0 +1,228 @@
+"""Chaos (issue 13's proof): 200 small jobs of every mode run for real on two Celery worker
+processes while faults are injected at random, every task is delivered twice, and one worker
+is killed with SIGKILL mid-run.
+
+Afterwards: no job is lost (each ended), none ran twice at once, no node was ever given more
+than it has, every count is respected, and each job's end is explained by its options.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import random
+import shutil
+import signal
+import threading
+import time
+from collections import Counter
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.db.models import Count, Sum
+
+from console import limits
+from console.celery import app
+from jobs.models import Attempt, FaultRecord, Job, Phase
+from jobs.tasks import admit, sync_runs, watch_faults
+from resources import faults
+from resources.models import Allocation, FaultKind, Node
+from tests.helpers import start_worker_process
+from tests.jobs.execution_helpers import make_job
+from tests.resources.factories import NodeFactory, NodeSpecFactory
+
+pytestmark = pytest.mark.usefixtures("local_runs")
+
+JOBS = 200
+NODES = 5
+BUDGET_SECONDS = 150
+OK = "sleep 1"
+# Fails with a fault exit code the first time, then succeeds (seed 003's exit codes).
+ONCE = (
+    'sh -c \'if [ -e "$CONSOLE_OUTPUT_DIR/once" ]; then sleep 1; '
+    'else touch "$CONSOLE_OUTPUT_DIR/once"; exit 101; fi\''
+)
+BUGGY = "sh -c 'sleep 0.5; exit 3'"
+
+
+def chaos_jobs(alice, vision, spec, rng: random.Random) -> dict[int, str]:
+    modes = ["single"] * 14 + ["tensorflow", "pytorch", "deepspeed"] * 1
+    if shutil.which("mpirun"):
+        modes.append("mpi")
+    kinds = {}
+    for _ in range(JOBS):
+        mode = rng.choice(modes)
+        kind = rng.choices(["ok", "once", "buggy"], weights=[70, 18, 12])[0]
+        option = rng.choice(["none", "restart", "resume"])
+        fields = {
+            "mode": mode,
+            "node_count": 1 if mode == "single" else 2,
+            "command": {"ok": OK, "once": ONCE, "buggy": BUGGY}[kind],
+            "graceful_shutdown_seconds": 1,
+            "fault_restart_enabled": option == "restart",
+            "max_restarts": rng.randint(1, 3) if option == "restart" else 0,
+            "resume_enabled": option == "resume",
+            "max_resumes": rng.randint(1, 3) if option == "resume" else 0,
+        }
+        job = make_job(alice, vision, spec, **fields)
+        kinds[job.pk] = kind
+    return kinds
+
+
+class Chaos:
+    """Beat (every task sent twice), the fault injector and the allocation checker."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.stop = threading.Event()
+        self.violations: list[str] = []
+        self.injected = Counter()
+
+    def beat(self):
+        try:
+            while not self.stop.wait(0.7):
+                for task in (admit, sync_runs, admit, sync_runs, watch_faults):
+                    task.delay()
+                self.check()
+        finally:
+            connection.close()
+
+    def check(self):
+        over = (
+            Allocation.objects.live()
+            .values("node__name", "node__cpu_millicores", "node__memory_mib")
+            .annotate(cpu=Sum("cpu_millicores"), memory=Sum("memory_mib"))
+        )
+        for row in over:
+            if row["cpu"] > row["node__cpu_millicores"] or row["memory"] > row["node__memory_mib"]:
+                self.violations.append(f"over-allocated {row}")
+        twice = (
+            Attempt.objects.filter(ended_at=None)
+            .values("job")
+            .annotate(n=Count("id"))
+            .filter(n__gt=1)
+        )
+        self.violations += [f"two live attempts: {row}" for row in twice]
+
+    def inject(self):
+        try:
+            names = list(Node.objects.values_list("name", flat=True))
+            while not self.stop.wait(self.rng.uniform(0.8, 1.6)):
+                node = Node.objects.get(name=self.rng.choice(names))
+                kind = self.rng.choice([FaultKind.KILL] * 3 + [FaultKind.HEARTBEAT])
+                fault = faults.inject(node, kind)
+                self.injected[kind] += 1
+                if kind == FaultKind.HEARTBEAT:  # an admin repairs it a little later
+                    time.sleep(self.rng.uniform(1.0, 2.5))
+                    faults.clear(fault)
+                    faults.return_to_service(node)
+        finally:
+            connection.close()
+
+
+@contextlib.contextmanager
+def workers(count: int):
+    processes = [start_worker_process("--pool", "solo") for _ in range(count)]
+    try:
+        yield processes
+    finally:
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+        # The beat sent faster than two workers take: what is left must not run in a later
+        # test (on its rows, by the in-process worker).
+        app.control.purge()
+
+
+def finished() -> int:
+    return Job.objects.exclude(phase__in=[Phase.QUEUED, Phase.ADMITTED, Phase.STARTING,
+                                          Phase.RUNNING, Phase.RESTARTING,
+                                          Phase.RESUMING]).count()  # fmt: skip
+
+
+def test_two_hundred_jobs_survive_random_faults_and_a_killed_worker(
+    transactional_db, alice, vision, admin
+):
+    rng = random.Random(13)
+    limits.save({"inspection_seconds": 1, "fault_exit_codes": [101], "precheck_root_gb": 0,
+                 "precheck_shm_gb": 0, "precheck_cache_gb": 0}, admin)  # fmt: skip
+    for index in range(NODES):
+        NodeFactory(name=f"chaos-{index}", cpu_millicores=3000, memory_mib=3072)
+    spec = NodeSpecFactory(name="tiny", cpu_millicores=500, memory_mib=512, boards=Decimal(0))
+    kinds = chaos_jobs(alice, vision, spec, rng)
+    chaos = Chaos(rng)
+    threads = [threading.Thread(target=chaos.beat), threading.Thread(target=chaos.inject)]
+    began = time.monotonic()
+    killed_at = None
+    with workers(2) as (victim, _survivor):
+        for thread in threads:
+            thread.start()
+        try:
+            while time.monotonic() - began < BUDGET_SECONDS:
+                done = finished()
+                if killed_at is None and done >= JOBS // 3:
+                    os.killpg(victim.pid, signal.SIGKILL)  # mid-run, as a crash would
+                    killed_at = done
+                if done == JOBS:
+                    break
+                time.sleep(1)
+        finally:
+            chaos.stop.set()
+            for thread in threads:
+                thread.join(30)
+    took = time.monotonic() - began
+    assert killed_at is not None, "the worker was never killed: too few jobs ended"
+    live = Job.objects.exclude(phase__in=[Phase.SUCCEEDED, Phase.ERROR])
+    assert not live.exists(), f"lost after {took:.0f}s: {lost(live)}"
+    assert not chaos.violations, chaos.violations[:5]
+    assert chaos.injected[FaultKind.KILL] >= 10 and chaos.injected[FaultKind.HEARTBEAT] >= 3
+
+    outcomes = Counter()
+    for job in Job.objects.prefetch_related("attempts", "faults"):
+        explain(job, kinds[job.pk])
+        outcomes[(kinds[job.pk], job.phase)] += 1
+    # The faults did something, and most jobs still made it.
+    assert FaultRecord.objects.filter(action__in=["restart", "resume"]).count() >= 20
+    assert outcomes[("ok", Phase.SUCCEEDED)] >= 60, outcomes
+    print(f"chaos: {JOBS} jobs in {took:.0f}s, worker killed after {killed_at} ended; "
+          f"{dict(outcomes)}; injected {dict(chaos.injected)}")  # fmt: skip
+
+
+def lost(jobs) -> list:
+    return [
+        (job.name, job.phase, job.admitted_at,
+         list(job.attempts.values("number", "state", "stop_cause", "created_at", "submitted_at",
+                                  "ended_at", "reason")),
+         [e.message for e in job.events.all()][-6:])
+        for job in jobs
+    ]  # fmt: skip
+
+
+def explain(job: Job, kind: str) -> None:
+    """Every count respected, no two attempts at once, and an end its options explain."""
+    attempts = sorted(job.attempts.all(), key=lambda a: a.number)
+    records = list(job.faults.all())
+    assert [a.number for a in attempts] == list(range(1, len(attempts) + 1)), job.name
+    for earlier, later in itertools.pairwise(attempts):
+        assert earlier.ended_at is not None and earlier.ended_at <= later.created_at, job.name
+    assert job.restarts_used <= job.max_restarts and job.resumes_used <= job.max_resumes
+    recovered = sum(r.action in ("restart", "resume") for r in records)
+    assert recovered == job.restarts_used + job.resumes_used, job.name
+    assert job.restarts_used == 0 or job.fault_restart_enabled
+    assert job.resumes_used == 0 or job.resume_enabled
+    if job.phase == Phase.SUCCEEDED:
+        assert kind != "buggy", job.name
+        assert kind != "once" or job.fault_tolerant, job.name  # its first try always fails
+        return
+    assert job.phase == Phase.ERROR
+    if kind == "buggy" and "exited with code 3" in job.reason:
+        return  # its own code failed (seed 004 scenario 4): never restarted for it
+    final = records[-1] if records else None
+    assert final is not None and final.action == "error", f"{job.name}: {job.reason}"
+    if job.fault_tolerant:
+        assert "recoveries are used" in job.reason and final.used == final.allowed, job.reason
+    else:
+        assert "neither checkpoint resume nor fault restart" in job.reason, job.reason

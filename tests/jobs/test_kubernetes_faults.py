@@ -1,0 +1,83 @@
+"""Seed 003 on a Kubernetes cluster: a pod force-deleted or a node gone NotReady under a job
+is a fault of the cluster (SPEC F3), not a failure of the job's code. Through the real
+backend against the fake API server, which plays Volcano's PodEvicted policy."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs import hooks
+from jobs.execution import runs
+from jobs.models import FaultRecord, JobEvent, Phase
+from resources import hooks as resource_hooks
+from resources.models import Node
+from tests.helpers import wait_until
+from tests.jobs.execution_helpers import admit_and_launch, make_job, wait_for_phase
+from tests.jobs.k8s_cluster import gpu_spec
+from tests.resources.k8s_fake import HAVE_CRDS
+
+pytestmark = pytest.mark.skipif(
+    not HAVE_CRDS, reason="Volcano's CRDs are not beside the checkout (shared/k8s/crds)"
+)
+
+
+@pytest.fixture(autouse=True)
+def own_admissions(monkeypatch):
+    """These tests run the admission pass themselves: the session's worker must not race."""
+    monkeypatch.setattr(hooks, "queue_listeners", [])
+    monkeypatch.setattr(resource_hooks, "inventory_listeners", [])
+
+
+def restartable(alice, vision, cluster):
+    job = make_job(alice, vision, gpu_spec(), pool=cluster.default_pool,
+                   fault_restart_enabled=True, max_restarts=1)  # fmt: skip
+    [attempt] = admit_and_launch()
+    return wait_for_phase(job, Phase.RUNNING), attempt
+
+
+def requeued(job):
+    def back():
+        runs.sync()
+        job.refresh_from_db()
+        return job.restarts_used or job.phase == Phase.ERROR
+
+    wait_until(back, 20, 0.2)
+    return job
+
+
+def test_a_force_deleted_pod_restarts_the_job_elsewhere(alice, vision, cluster, fake):
+    job, _ = restartable(alice, vision, cluster)
+    [pod] = fake.objects("ml", "pods")
+    node = pod["spec"]["nodeName"]
+    fake.force_delete_pod(pod["metadata"]["name"])
+    job = requeued(job)
+    assert (job.phase, job.restarts_used) == (Phase.QUEUED, 1), job.reason
+    record = FaultRecord.objects.get(job=job)
+    assert (record.item, record.action, record.nodes) == ("node-lost", "restart", [node])
+    assert "deleted outside the console" in record.message
+    assert Node.objects.get(name=node).isolated_at is not None
+    assert not JobEvent.objects.filter(job=job, kind=JobEvent.Kind.ERROR).exists()
+    [second] = admit_and_launch()  # on the other node
+    assert second.number == 2 and second.replicas[0]["node"] != node
+
+
+def test_a_node_gone_not_ready_is_a_fault_too(alice, vision, cluster, fake):
+    job, _ = restartable(alice, vision, cluster)
+    [pod] = fake.objects("ml", "pods")
+    fake.node_not_ready(pod["spec"]["nodeName"])
+    job = requeued(job)
+    assert (job.phase, job.restarts_used) == (Phase.QUEUED, 1), job.reason
+    record = FaultRecord.objects.get(job=job)
+    assert record.item == "node-lost" and "NoExecute taint" in record.message
+
+
+def test_a_fault_free_job_whose_pod_is_deleted_ends_as_error_saying_why(
+    alice, vision, cluster, fake
+):
+    job = make_job(alice, vision, gpu_spec(), pool=cluster.default_pool)
+    admit_and_launch()
+    job = wait_for_phase(job, Phase.RUNNING)
+    [pod] = fake.objects("ml", "pods")
+    fake.force_delete_pod(pod["metadata"]["name"])
+    job = wait_for_phase(job, Phase.ERROR)
+    assert "deleted outside the console" in job.reason
