@@ -324,9 +324,12 @@ EXECUTION_BACKEND = config.env_choice("EXECUTION_BACKEND", "local", ["local", "n
 # Seals cluster credentials at rest (console/sealed.py); default: derived from SECRET_KEY.
 CREDENTIALS_KEY = config.env_str("CREDENTIALS_KEY")
 # The local backend's nodes: name:cpu:memoryGiB[:boards x model[/slices]], comma-separated.
+# Four shared nodes of four boards: the seed documents' largest example (Horovod on 4 nodes
+# x 4 boards) fits; local-c, sliced, is the demo's reserved pool. Boards are bookkeeping.
 LOCAL_NODES = config.env_str(
     "LOCAL_NODES",
-    "local-a:8:32:4xDemo-GPU,local-b:8:32:4xDemo-GPU,local-c:8:32:2xDemo-GPU/2,local-cpu:4:16",
+    "local-a:8:32:4xDemo-GPU,local-b:8:32:4xDemo-GPU,local-c:8:32:2xDemo-GPU/2,"
+    "local-d:8:32:4xDemo-GPU,local-e:8:32:4xDemo-GPU,local-cpu:4:16",
 )
 # The local backend keeps each attempt's processes, workspace and logs here.
 RUNS_DIR = Path(config.env_str("RUNS_DIR") or VAR_DIR / "runs").resolve()

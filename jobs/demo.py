@@ -16,7 +16,8 @@ DEMO_JOBS = [
     ("resnet-baseline", "succeeded", "gpu-1", "single", 1, f"{TRAIN} --epochs 3 --sleep 0.5", 30),
     ("resnet-ddp", "running", "gpu-2", "pytorch", 2, f"{TRAIN} --epochs 100 --sleep 0.5", 0),
     ("bad-lr", "error", "gpu-1", "single", 1, f"{TRAIN} --lr 10 --sleep 0.5", 20),
-    ("sweep-large", "queued", "gpu-4", "pytorch", 2, f"{TRAIN} --epochs 3 --sleep 0.5", 1),
+    # The seed's own example size (4 nodes x 4 boards): it waits for resnet-ddp's boards.
+    ("sweep-large", "queued", "gpu-4", "pytorch", 4, f"{TRAIN} --epochs 3 --sleep 0.5", 1),
 ]  # fmt: skip
 
 

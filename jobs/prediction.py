@@ -1,16 +1,19 @@
 """Queue prediction for the job form (SPEC J24) and at submit, from the admission model.
 
-The web process plans the queue at most every few seconds and answers drafts from that
-plan (``forecast`` costs one search, not a re-plan), so typing in the form stays fast
-whatever the queue's length.
+Every answer is from admission's own plan of the queue as it is at that moment (SPEC Q5),
+whichever web process gives it: a process keeps its last plan only while one query proves
+that nothing the plan depends on has changed since (jobs_queue_change, written by database
+triggers), and makes it again otherwise. Answering a draft from a plan costs one search.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -19,75 +22,99 @@ from jobs.queue_words import Names, say, why_never
 from jobs.scheduling import core, forecast, never_fits
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
 from jobs.scheduling.db import epoch, load, moment, sched_nodes
+from jobs.scheduling.predict import standing
 from resources.availability import demand_of
 from resources.models import Node, NodeSpec
 
-PLAN_SECONDS = 5.0
 DRAFT_ID = -1
+# A plan older than this is made again even if nothing changed: time moves running jobs
+# towards their ends (and past them, overdue).
+MAX_AGE_SECONDS = 30.0
 
-_lock = threading.Lock()
+_lock = threading.Lock()  # guards _cached
+_build_lock = threading.Lock()  # one rebuild at a time per process; the others wait for it
 _forecast_lock = threading.Lock()
-_cached: tuple[float, core.Schedule] | None = None
 
 
-def replay(state) -> core.Schedule:
-    """The last pass's plan rebuilt from the reservations it stored (no full re-plan)."""
-    return core.replay(state.nodes, state.running, state.queue, state.now, state.committed)
+@dataclass(frozen=True)
+class Plan:
+    """Admission's plan of the queue, and the database snapshot it was made from."""
+
+    schedule: core.Schedule
+    snapshot: str  # pg_snapshot the state was read under
+    last_change: int  # the newest jobs_queue_change row that snapshot saw
+    built: float  # time.monotonic()
+    checked_at: datetime  # when it was last found to still hold
 
 
-_refreshing = threading.Event()
+_cached: Plan | None = None
 
 
-def _refresh() -> None:
-    global _cached
-    try:
-        schedule = replay(load())
-        with _lock:
-            _cached = (time.monotonic(), schedule)
-    finally:
-        from django.db import connection
+def _read() -> tuple[object, str, int]:
+    """The scheduling state under one snapshot, that snapshot, and the last change it saw.
 
-        connection.close()  # this thread's own connection
-        _refreshing.clear()
-
-
-WAIT_FOR_FIRST_PLAN = 2.0
-# Tests build the plan in the request's own thread, which sees their uncommitted rows.
-BUILD_IN_THREAD = True
-
-
-class NotReady(Exception):
-    """The process has no plan yet and is building one: ask again in a moment."""
+    REPEATABLE READ makes every query of ``load`` see the same moment, so the plan is of
+    one state of the cluster and the snapshot names exactly which one (inside a test's
+    transaction the isolation level is already set: its own snapshot rules)."""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            if outermost:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cursor.execute(
+                "SELECT pg_current_snapshot()::text, coalesce(max(id), 0) FROM jobs_queue_change"
+            )
+            snapshot, last = cursor.fetchone()
+        return load(), snapshot, last
 
 
-def current_schedule(wait: float = WAIT_FOR_FIRST_PLAN) -> core.Schedule:
-    """The queue as the admission model sees it (rebuilt every few seconds, in a thread).
+def _still_holds(plan: Plan) -> bool:
+    """Nothing admission plans from changed since ``plan``'s snapshot (one query): no change
+    newer than the last it saw, and none by a transaction that had not committed then."""
+    if time.monotonic() - plan.built > MAX_AGE_SECONDS:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT NOT EXISTS (SELECT 1 FROM jobs_queue_change WHERE id > %s"
+            " OR NOT pg_visible_in_snapshot(xid, %s::pg_snapshot))",
+            [plan.last_change, plan.snapshot],
+        )
+        return cursor.fetchone()[0]
 
-    Requests never build the plan themselves: they answer from the last one, or wait a
-    moment for the first and otherwise raise NotReady, so a long queue never holds up a
-    web worker.
+
+def current_plan() -> Plan:
+    """Admission's plan of the queue as it is now (SPEC Q5): the same function admission
+    runs, on the same state, checked against the database on every call.
+
+    The plan is kept between calls while nothing it depends on changes (one cheap query
+    proves it), so whichever web process answers, it answers from the current state.
     """
     global _cached
     with _lock:
-        cached = _cached
-    stale = cached is None or time.monotonic() - cached[0] > PLAN_SECONDS
-    if stale and not BUILD_IN_THREAD:
-        schedule = replay(load())
+        plan = _cached
+    if plan is not None and _still_holds(plan):
+        return _checked(plan)
+    with _build_lock:
         with _lock:
-            _cached = (time.monotonic(), schedule)
-        return schedule
-    if stale and not _refreshing.is_set():
-        _refreshing.set()
-        threading.Thread(target=_refresh, daemon=True).start()
-    if cached is None:
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            time.sleep(0.02)
-            with _lock:
-                if _cached is not None:
-                    return _cached[1]
-        raise NotReady
-    return cached[1]
+            plan = _cached
+        if plan is not None and _still_holds(plan):  # another thread made it meanwhile
+            return _checked(plan)
+        state, snapshot, last = _read()
+        schedule = core.schedule(
+            state.nodes, state.running, state.queue, state.now, state.committed
+        )
+        plan = Plan(schedule, snapshot, last, time.monotonic(), timezone.now())
+        with _lock:
+            _cached = plan
+        return plan
+
+
+def _checked(plan: Plan) -> Plan:
+    return replace(plan, checked_at=timezone.now())
+
+
+def current_schedule() -> core.Schedule:
+    return current_plan().schedule
 
 
 def forget_schedule() -> None:
@@ -136,10 +163,12 @@ class Forecast:
     latest_start: object
     blockers: list[tuple[str, str, object]]  # (name, url or "", ends at)
     suggestions: list[str]
+    as_of: datetime  # the moment the queue was found as the answer says
 
 
-def explain(draft: QueuedJob, user, wait: float = WAIT_FOR_FIRST_PLAN) -> Forecast:
-    schedule = current_schedule(wait)
+def explain(draft: QueuedJob, user) -> Forecast:
+    plan = current_plan()
+    schedule = plan.schedule
     same_models = {alt.demand.model for alt in draft.alternatives}
     chosen = {alt.spec_id for alt in draft.alternatives}
     nodes = draft.alternatives[0].nodes
@@ -150,7 +179,8 @@ def explain(draft: QueuedJob, user, wait: float = WAIT_FOR_FIRST_PLAN) -> Foreca
     ]
     # The plan is shared by the process's threads, and a forecast caches profiles in it.
     with _forecast_lock:
-        prediction = forecast(schedule, draft, others)
+        # A job just submitted is in the plan already: its own reservation is the answer.
+        prediction = standing(schedule, draft.id) or forecast(schedule, draft, others)
     names = Names()
     text = say(prediction.reason, names) if prediction.reason else ""
     return Forecast(
@@ -159,6 +189,7 @@ def explain(draft: QueuedJob, user, wait: float = WAIT_FOR_FIRST_PLAN) -> Foreca
         latest_start=moment(prediction.latest_start),
         blockers=describe_blockers(prediction.blockers, user),
         suggestions=_suggestions(prediction, names),
+        as_of=plan.checked_at,
     )
 
 
@@ -199,14 +230,9 @@ def _suggestions(prediction: Prediction, names: Names) -> list[str]:
 
 def remember(job: Job, draft: QueuedJob, user) -> None:
     """Keep what was predicted at submit, to compare with the actual start later."""
-    from dataclasses import replace
-
     from jobs.models import JobPrediction
 
-    try:
-        result = explain(replace(draft, id=job.pk), user, wait=20)
-    except NotReady:
-        return  # no plan yet in this process: nothing honest to record
+    result = explain(replace(draft, id=job.pk), user)
     JobPrediction.objects.update_or_create(
         job=job,
         defaults={

@@ -165,10 +165,6 @@ def celery_worker(celery_session_worker, transactional_db):
 
 def pytest_configure(config):
     from console.celery import app
-    from jobs import prediction
-
-    # Build the queue plan in the request's thread, which sees the test's uncommitted rows.
-    prediction.BUILD_IN_THREAD = False
 
     # A queue of this run's own, so that nothing else on a shared broker (a running
     # `make run`, another test run) takes or feeds its tasks.

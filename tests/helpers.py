@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -44,18 +45,15 @@ def settings_form_data(**overrides) -> dict:
     return data
 
 
-def start_worker_process(*pool: str) -> subprocess.Popen:
-    """``celery worker`` in a process (and session) of its own, on this process's test
-    database, broker, task queue and folders: a worker that can be killed like a real one.
-    ``pool``: its pool options, e.g. ``"--pool", "solo"``. The caller stops it."""
+def _process_env() -> dict:
+    """The environment of a console process of this test run: its test database, broker,
+    task queue and folders."""
     from django.conf import settings
     from django.db import connection
 
-    from console.celery import app
-
     # The server in use (given, or the embedded one), with the test database's name.
     url = urlsplit(os.environ["DATABASE_URL"])
-    env = {
+    return {
         **os.environ,
         "DATABASE_URL": urlunsplit(url._replace(path="/" + connection.settings_dict["NAME"])),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
@@ -63,12 +61,42 @@ def start_worker_process(*pool: str) -> subprocess.Popen:
         "STORAGE_ROOT": str(settings.STORAGE_ROOT),
         "NODE_CACHE_DIR": str(settings.NODE_CACHE_DIR),
     }
+
+
+def start_worker_process(*pool: str) -> subprocess.Popen:
+    """``celery worker`` in a process (and session) of its own, on this process's test
+    database, broker, task queue and folders: a worker that can be killed like a real one.
+    ``pool``: its pool options, e.g. ``"--pool", "solo"``. The caller stops it."""
+    from console.celery import app
+
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "console", "worker", *pool,
          "--queues", app.conf.task_default_queue, "--without-gossip", "--without-mingle",
          "--loglevel", "WARNING"],
-        cwd=ROOT, env=env, start_new_session=True,
+        cwd=ROOT, env=_process_env(), start_new_session=True,
     )  # fmt: skip
+
+
+def start_web_process(port: int) -> subprocess.Popen:
+    """The console's web server (gunicorn, one process, as `make run` starts each of its
+    web workers) on 127.0.0.1:``port``, on this test run's database. The caller stops it."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "console.wsgi", "--bind", f"127.0.0.1:{port}",
+         "--workers", "1", "--threads", "2", "--log-level", "warning"],
+        cwd=ROOT, env={**_process_env(), "PORT": str(port)}, start_new_session=True,
+    )  # fmt: skip
+    wait_until(lambda: _answers(port) or process.poll() is not None, timeout=60, interval=0.2)
+    if process.poll() is not None:
+        raise RuntimeError(f"the web server on port {port} did not start")
+    return process
+
+
+def _answers(port: int) -> bool:
+    import socket
+
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+        return True
+    return False
 
 
 def check_answer(response, want, ok: int) -> None:

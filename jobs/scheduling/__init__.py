@@ -11,7 +11,6 @@ from jobs.scheduling.core import (
     admit,
     order,
     plan,
-    replay,
     schedule,
 )
 from jobs.scheduling.data import (
@@ -67,7 +66,6 @@ __all__ = [
     "order",
     "plan",
     "predict",
-    "replay",
     "schedule",
     "words",
 ]

@@ -228,6 +228,16 @@ class PassResult:
     queued: int = 0
 
 
+def prune_queue_changes(minutes: int = 10) -> None:
+    """Forget old entries of the change log the form's prediction checks its plan against
+    (jobs.prediction): a plan is never kept that long, so they can no longer matter."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM jobs_queue_change WHERE at < now() - make_interval(mins => %s)",
+            [minutes],
+        )
+
+
 def _try_lock() -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY])

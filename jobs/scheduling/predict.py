@@ -102,6 +102,24 @@ def forecast(
     )
 
 
+def standing(schedule: core.Schedule, job_id: int) -> Prediction | None:
+    """What the plan says of a job it already holds (just submitted, say): its own
+    reservation, in the same terms as a draft's forecast. None if the plan lacks it."""
+    reservation = schedule.reservations.get(job_id)
+    if reservation is None:
+        return None
+    now = reservation.start == schedule.now
+    return Prediction(
+        starts_now=now,
+        spec_id=reservation.spec_id,
+        position=reservation.position,
+        queue_length=len(schedule.order),
+        latest_start=reservation.start,
+        reason=None if now else reservation.reason,
+        blockers=() if now else reservation.blockers,
+    )
+
+
 def ahead(schedule: core.Schedule, position: int) -> Profile:
     """The profile a job at ``position`` is planned against: the running jobs, the jobs
     admitted by the pass and the reservations of the jobs ahead of it."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
@@ -71,10 +72,26 @@ def fault_timeline(job: Job) -> list[FaultRecord]:
     return records
 
 
+def announce_created(request: HttpRequest, job: Job) -> None:
+    """Right after Create: say so, with the status the job has as this page is drawn (it
+    may have started, or even ended, since the form was sent)."""
+    from jobs.views.form import CREATED
+
+    if request.session.get(CREATED) != job.pk:
+        return
+    del request.session[CREATED]
+    messages.success(
+        request,
+        _("Job %(name)s created. Status now: %(status)s.")
+        % {"name": job.name, "status": job.get_status_display()},
+    )
+
+
 @require_GET
 @login_required
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job, may_change = get_job_for_user(request.user, pk, queryset=DETAIL_QUERYSET)
+    announce_created(request, job)
     priorities = [
         (value, label)
         for value, label in Priority.choices

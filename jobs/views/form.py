@@ -21,6 +21,8 @@ from jobs.operations import UrgentCapReached
 from jobs.permissions import get_devenv_for_user, get_job_for_user
 from jobs.services import AlreadySubmitted, create_job, initial_from_job
 
+CREATED = "created_job"
+
 
 def defaults(request: HttpRequest) -> dict:
     offered = limits.current().durations_hours
@@ -103,7 +105,9 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=Fal
                 form.add_error("priority", rules.urgent_cap_message(exc.project, exc.held, exc.cap))
             else:
                 prediction.remember(job, draft, user)
-                messages.success(request, _("Job %(name)s is queued.") % {"name": job.name})
+                # The job page says it was created, with its status when the page is drawn:
+                # by then it may already be running.
+                request.session[CREATED] = job.pk
                 return redirect(job)
         messages.error(request, _("The job was not created: see the fields marked below."))
         already = _namesake(form, user)

@@ -20,10 +20,7 @@ def context_for(form: JobForm, user, project) -> dict:
     refusal = prediction.refusal(draft)
     if refusal:
         return {"forecast": True, "refusal": refusal}
-    try:
-        result = prediction.explain(draft, user)
-    except prediction.NotReady:
-        return {"forecast": None, "preparing": True}
+    result = prediction.explain(draft, user)
     specs = {spec.pk: spec.name for spec in form.cleaned_data.get("specs") or []}
     from resources.models import NodeSpec
 

@@ -94,3 +94,26 @@ def beat(settings):
     yield
     done.set()
     thread.join()
+
+
+@pytest.fixture
+def demo(settings, transactional_db):
+    """The demo's users, inventory, catalog and jobs, as `make run` seeds them."""
+    import io
+
+    from django.core.management import call_command
+
+    settings.DEMO_MODE = True
+    call_command("seed_demo", stdout=io.StringIO())
+
+
+def log_in_as(page: Page, username: str, language: str = "en"):
+    """Log in with the demo password and, for "zh", switch the console to Chinese."""
+    import re
+
+    page.log_in(username, "demo")
+    page.page.wait_for_url(re.compile(r"/$"))
+    if language == "zh":
+        page.page.click("button[aria-label=Language]")
+        page.page.click("[data-testid=language-switcher] >> text=简体中文")
+    return page.page

@@ -1,21 +1,13 @@
 """Creating and managing jobs in the browser."""
 
-import io
 import re
 
 import pytest
-from django.core.management import call_command
 from playwright.sync_api import expect
 
 from jobs.models import Job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def demo(settings):
-    settings.DEMO_MODE = True
-    call_command("seed_demo", stdout=io.StringIO())
 
 
 def log_in(page, username):
@@ -44,7 +36,7 @@ def test_create_a_job_fixing_a_command(page, demo):
     p.fill("#id_command", 'bash -c "EPOCHS=3 python3 train.py"')
     p.click("[data-testid=create]")
     p.wait_for_url(re.compile(r"/jobs/\d+/$"))
-    assert "Job my-first-job is queued." in p.locator("#messages").inner_text()
+    assert "Job my-first-job created. Status now: Queued." in p.locator("#messages").inner_text()
     assert "/workspace/algorithm" in p.locator("[data-testid=workspace]").inner_text()
     page.shot("job-detail")
     assert Job.objects.get(name="my-first-job").status == "queued"
@@ -110,13 +102,13 @@ def test_prediction_panel_follows_the_form(page, demo):
     p.wait_for_load_state("networkidle")
     p.fill("#id_node_count", "2")
     p.locator("[data-testid=spec-choices] .form-check", has_text="gpu-4").locator("input").check()
-    # resnet-ddp holds two boards on each 4-board node, and sweep-large waits for it first:
-    # two nodes of gpu-4 come after sweep-large.
+    # resnet-ddp holds two boards on two of the four 4-board nodes, and sweep-large (all
+    # four nodes) waits for it first: two nodes of gpu-4 for a day come after sweep-large.
     expect(panel.locator("[data-state=queue]")).to_be_visible(timeout=10000)
-    expect(panel).to_contain_text("needs 4 boards of Demo-GPU on one node")
+    expect(panel).to_contain_text("reserved for jobs ahead of it")
     expect(panel).to_contain_text("sweep-large")
     page.shot("job-form-prediction-queue")
-    p.fill("#id_node_count", "3")
+    p.fill("#id_node_count", "5")  # there are four such nodes
     p.locator("#id_node_count").dispatch_event("change")
     expect(panel.locator("[data-state=never]")).to_be_visible(timeout=10000)
     page.shot("job-form-prediction-never")
@@ -128,7 +120,9 @@ def test_queue_page(page, demo):
     run_pass()
     log_in(page, "lead")
     page.goto("/queue/")
-    expect(page.page.locator("[data-job=sweep-large]")).to_contain_text("needs 4 boards")
+    expect(page.page.locator("[data-job=sweep-large]")).to_contain_text(
+        "needs 4 nodes at once; only 2 can take it now"
+    )
     page.shot("queue")
 
 

@@ -8,7 +8,6 @@ import pytest
 from django.utils import timezone
 
 from console.sharing import Access
-from jobs import prediction
 from jobs.models import Job, JobPrediction, Phase, Priority
 from jobs.scheduling.db import run_pass
 from resources.models import Node
@@ -182,14 +181,3 @@ def test_reasons_are_worded_in_the_readers_language(client, alice, vision, clust
     client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/"})
     page = client.get("/queue/").content.decode()
     assert "需要" in page and "needs" not in page.split('data-job="big"')[1].split("</tr>")[0]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_plan_is_built_in_a_thread_and_never_by_a_request(monkeypatch, alice, vision):
-    monkeypatch.setattr(prediction, "BUILD_IN_THREAD", True)
-    JobFactory(owner=alice, project=vision)
-    with pytest.raises(prediction.NotReady):
-        prediction.current_schedule(wait=0)  # the first request asks, and does not wait
-    schedule = prediction.current_schedule(wait=10)
-    assert len(schedule.order) == 1
-    assert prediction.current_schedule(wait=0) is schedule  # answered from the last plan

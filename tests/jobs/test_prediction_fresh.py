@@ -1,0 +1,156 @@
+"""The form's prediction is admission's answer on the current state (SPEC J24, Q5), whichever
+web process gives it: a kept plan is used only while nothing it depends on has changed."""
+
+from __future__ import annotations
+
+import random
+import re
+import socket
+
+import psycopg
+import pytest
+from django.db import connection
+
+from jobs import operations, prediction
+from jobs.models import Job, Phase, Priority
+from jobs.scheduling.db import run_pass
+from resources.models import Allocation, Node
+from tests.helpers import live_session, start_web_process
+from tests.jobs.factories import JobFactory
+
+pytestmark = pytest.mark.usefixtures("transactional_db")
+
+
+def _other_connection() -> psycopg.Connection:
+    """A second connection to the test database, as another web or worker process has."""
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    return psycopg.connect(**params)
+
+
+def test_the_plan_is_kept_while_nothing_changes(alice, vision, inventory):
+    JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
+    plan = prediction.current_plan()
+    again = prediction.current_plan()
+    assert again.schedule is plan.schedule  # the same plan, only checked again
+    assert again.checked_at >= plan.checked_at
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["submit", "priority", "allocation", "cordon", "spec choice", "raw sql"],
+)
+def test_any_change_admission_plans_from_makes_the_plan_again(change, alice, vision, inventory):
+    job = JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
+    plan = prediction.current_plan()
+    if change == "submit":
+        JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
+    elif change == "priority":
+        Job.objects.filter(pk=job.pk).update(priority=Priority.URGENT)
+    elif change == "allocation":
+        Allocation.objects.create(node=Node.objects.get(name="gpu-node"), holder_id=9,
+                                  label="x", cpu_millicores=1, memory_mib=1)  # fmt: skip
+    elif change == "cordon":
+        Node.objects.filter(name="gpu-node").update(cordoned=True)
+    elif change == "spec choice":
+        job.spec_choices.all().delete()
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE jobs_job SET node_count = 2 WHERE id = %s", [job.pk])
+    assert prediction.current_plan().schedule is not plan.schedule
+
+
+def test_a_change_committed_after_the_plan_was_read_is_seen(alice, vision, inventory):
+    """A transaction already under way when the plan is made commits afterwards: its change
+    was invisible to the plan, and the next answer must not use that plan."""
+    job = JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
+    with _other_connection() as other:
+        other.execute("UPDATE jobs_job SET priority = %s WHERE id = %s", [Priority.URGENT, job.pk])
+        plan = prediction.current_plan()  # the update is not committed yet
+        assert plan.schedule.order[0].priority == Priority.NORMAL
+        other.commit()
+    fresh = prediction.current_plan()
+    assert fresh.schedule is not plan.schedule
+    assert fresh.schedule.order[0].priority == Priority.URGENT
+
+
+def test_a_change_rolled_back_keeps_the_plan(alice, vision, inventory):
+    job = JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
+    plan = prediction.current_plan()
+    with _other_connection() as other:
+        other.execute("UPDATE jobs_job SET priority = %s WHERE id = %s", [Priority.URGENT, job.pk])
+        other.rollback()
+    assert prediction.current_plan().schedule is plan.schedule
+
+
+# --- two web processes, a changing queue, and what admission then does -------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def two_web_processes(alice):
+    processes = []
+    sessions = []
+    try:
+        for _ in range(2):
+            port = _free_port()
+            processes.append(start_web_process(port))
+            sessions.append(live_session(f"http://127.0.0.1:{port}", alice))
+        yield sessions
+    finally:
+        for session in sessions:
+            session.close()
+        for process in processes:
+            process.terminate()
+            process.wait(20)
+
+
+STATE = re.compile(r'data-state="(\w+)"')
+POSITION = re.compile(r"position (\d+) of (\d+)")
+
+
+def _shown(session, data) -> tuple[str, str]:
+    answer = session.post("/jobs/new/predict/", data)
+    assert answer.status_code == 200, answer.text[:500]
+    state = STATE.search(answer.text)[1]
+    where = POSITION.search(answer.text)
+    return state, where[0] if where else ""
+
+
+def test_two_web_processes_show_what_admission_then_does(
+    two_web_processes, alice, vision, inventory, job_post, monkeypatch
+):
+    # Stopping an admitted job here frees its allocations at once: no process to stop.
+    monkeypatch.setattr(operations, "stoppers", [])
+    rng = random.Random(14)
+    first, second = two_web_processes
+    gpu = inventory["gpu"]
+    agreed = {"now": 0, "queue": 0}
+    for step in range(16):
+        # The queue changes: jobs arrive (some urgent) and running ones end.
+        for _ in range(rng.randint(0, 3)):
+            JobFactory(owner=alice, project=vision, specs=[gpu], node_count=rng.choice([1, 1, 2]),
+                       priority=rng.choice([Priority.NORMAL, Priority.URGENT]))  # fmt: skip
+        for job in Job.objects.filter(phase=Phase.ADMITTED).order_by("?")[: rng.randint(0, 3)]:
+            operations.stop(job, alice)
+        draft = job_post(name=f"draft-{step}", specs=[gpu.pk], node_count="1")
+        shown = [_shown(first, draft), _shown(second, draft)]
+        assert shown[0] == shown[1], f"step {step}: the two processes disagree: {shown}"
+        created = first.post("/jobs/new/", draft, allow_redirects=False)
+        assert created.status_code == 302, created.text[:500]
+        job = Job.objects.get(name=f"draft-{step}")
+        run_pass()
+        job.refresh_from_db()
+        state = shown[0][0]
+        started = job.phase != Phase.QUEUED
+        assert started == (state == "now"), f"step {step}: shown {shown[0]}, then {job.phase}"
+        assert job.prediction.starts_now == started  # what the job page will say was shown
+        agreed[state] += 1
+    # The walk went through both answers, so both were compared with admission.
+    assert agreed["now"] >= 3 and agreed["queue"] >= 3, agreed
