@@ -85,7 +85,9 @@ def _read(attempt: Attempt, replica: str, state: dict) -> list[tuple[float, floa
     place = state.setdefault("logs", {}).setdefault(replica, {"at": 0, "partial": ""})
     runner = backend(attempt)
     text, after = runner.logs(attempt.workload_id, replica, place["at"], READ_BYTES)
-    if after - place["at"] >= READ_BYTES:
+    # A read may stop short of its window (the local backend ends it at a whole line), so
+    # how far behind the log is comes from its size, not from a full window.
+    if text:
         size = runner.log_size(attempt.workload_id, replica)
         if size - after > BEHIND_BYTES:
             # From the last byte written, dropping up to the next newline (None): when that

@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import shutil
 import signal
@@ -64,7 +65,12 @@ from resources.backends.base import (
     WorkloadState,
     WorkloadStatus,
 )
-from resources.backends.local_runner_layout import FOLDER_NAME, SHELL_SAFE_PATH
+from resources.backends.local_runner_layout import (
+    FOLDER_NAME,
+    SHELL_SAFE_PATH,
+    job_folders,
+    job_paths,
+)
 from resources.backends.local_runner_prepare import (
     DEFAULT_PATH,
     REPLICA_NAME,
@@ -74,6 +80,8 @@ from resources.backends.local_runner_prepare import (
     prepare_sources,
 )
 from resources.backends.local_runner_usage import sample_usage
+
+log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SUBMIT_TIMEOUT = 120  # a workload still without a supervisor after this was never started
@@ -138,7 +146,9 @@ class LocalRunner:
         isolated = self.isolates(workload)
         blocked = host.unreachable_ancestor(folder, user)
         if blocked is not None:
-            raise BackendError(f"the job user cannot enter {blocked}: it needs o+x")
+            # Said on the job's page: the user knows no folder of this machine.
+            log.warning("the job user cannot enter %s: it needs o+x", blocked)
+            raise BackendError("the job's user cannot enter the runs folder (ask an admin)")
         prepare_sources(workload, user, isolated=isolated)
         staging = self.root / f".staging-{workload.workdir_name}-{uuid.uuid4().hex[:8]}"
         block = host.reserve_block(str(folder), self.registry)
@@ -333,7 +343,14 @@ class LocalRunner:
         except FileNotFoundError:
             return "", offset
         whole = _without_partial_character(data) or data
-        return whole.decode("utf-8", errors="replace"), offset + len(whole)
+        if not whole.endswith(b"\n") and b"\n" in whole:
+            # Paths are only translated whole: an unfinished line comes with the next read.
+            whole = whole[: whole.rindex(b"\n") + 1]
+        # The job's processes run in host folders; the user knows them by the job's paths.
+        record = host.read_json(folder / "workload.json") or {}
+        folders = job_folders(record, str(folder), replica)
+        text = job_paths(whole.decode("utf-8", errors="replace"), folders)
+        return text, offset + len(whole)
 
     def log_size(self, workload_id: str, replica: str) -> int:
         folder = self._folder(workload_id)

@@ -92,6 +92,36 @@ def localize(text: str, *, replica_dir: str, paths: Iterable[str], hosts: Mappin
     return pattern.sub(lambda match: replacements[match.group(0)], text)
 
 
+def job_paths(text: str, folders: Mapping[str, str]) -> str:
+    """``text`` with each host folder of ``folders`` (and what lies under it) named by the
+    job's own path for it: what :func:`localize` did to the paths, undone for what a job
+    prints. A folder mapped to ``/`` is a replica's, which plays the container's ``/``."""
+    if not folders:
+        return text
+    alternatives = [
+        _PATH_BEFORE + re.escape(folder) + _PATH_AFTER
+        for folder in sorted(folders, key=len, reverse=True)
+    ]
+
+    def named(match: re.Match) -> str:
+        path = folders[match.group(0)]
+        # "<replica>/workspace" is "/workspace", not "//workspace".
+        return "" if path == "/" and match.string.startswith("/", match.end()) else path
+
+    return re.compile("|".join(alternatives)).sub(named, text)
+
+
+def job_folders(record: Mapping, folder: str, replica: str) -> dict[str, str]:
+    """Host folder -> the job's path for it, for replica ``replica`` of the submitted
+    workload ``record`` kept in ``folder``: every replica's folder is its ``/``, and each
+    mount source of ``replica`` is the mount's target."""
+    folders = {f"{folder}/{spec['name']}": "/" for spec in record.get("replicas", ())}
+    for spec in record.get("replicas", ()):
+        if spec["name"] == replica:
+            folders.update({source: target for source, target, *_ in spec.get("mounts", ())})
+    return folders
+
+
 def replica_address(block: tuple[int, int], position: int) -> str:
     """The loopback address of the replica at ``position`` in a workload holding ``block``."""
     second, third = block

@@ -4,6 +4,7 @@ environment of every replica, rewritten for this machine) for the supervisor."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from functools import partial
@@ -25,6 +26,8 @@ from resources.backends.local_runner_layout import (
     replica_env,
     rewritten_paths,
 )
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 REPLICA_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -70,18 +73,24 @@ def prepare_sources(workload: Workload, user: host.JobUser | None, *, isolated: 
     outputs folder), the job user can reach it, and its permissions say its mode (isolated
     jobs: only let any job identity in; see local_runner_isolation)."""
     read_only: dict[str, bool] = {}
+    targets: dict[str, str] = {}
     for replica in workload.replicas:
-        for source, _target, ro in replica.mounts:
+        for source, target, ro in replica.mounts:
             read_only[source] = read_only.get(source, False) or ro  # read-only wins
+            targets.setdefault(source, target)
     for source, ro in read_only.items():
         path = Path(source)
+        # Said on the job's page, so named by the job's path: the user knows no host folder.
         if not path.exists():
             if ro:
-                raise BackendError(f"mount source does not exist: {source}")
+                raise BackendError(f"the folder mounted at {targets[source]} does not exist")
             host.make_dirs(path)  # e.g. a batch sub-task's outputs folder
         blocked = host.unreachable_ancestor(path, user)
         if blocked is not None:
-            raise BackendError(f"the job user cannot enter {blocked} (for {source})")
+            log.warning("the job user cannot enter %s (for %s)", blocked, source)
+            raise BackendError(
+                f"the job's user cannot reach the folder mounted at {targets[source]}"
+            )
         if isolated:
             host.open_source(path, read_only=ro)
         else:
@@ -169,6 +178,7 @@ def lay_out(
                 "cwd": f"{real_dir}/workspace",
                 # The plan has already filled in $VARIABLES (jobs.launch.commands).
                 "argv": [rewrite(arg) for arg in replica.argv],
+                "program": replica.argv[0] if replica.argv else "",
                 "env": env,
                 "address": addresses[position],
                 "peer_port": PEER_PORT,

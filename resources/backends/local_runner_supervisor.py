@@ -192,7 +192,8 @@ class Supervisor:
         except OSError as error:
             # The shells' convention: 127 when there is no such program, 126 when it cannot
             # be executed. Said in the log too, where the user looks first.
-            program = spec["argv"][0]
+            # Named as the job knows it (/workspace/...), not as this machine's folder.
+            program = spec.get("program") or spec["argv"][0]
             missing = isinstance(error, FileNotFoundError | NotADirectoryError)
             code, reason = (
                 (127, f"command not found: {program}")

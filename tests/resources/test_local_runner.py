@@ -73,11 +73,15 @@ def test_single_replica_succeeds_in_its_workspace(runs):
     (only,) = status.replicas
     assert (only.name, only.state, only.exit_code) == ("job-worker-0", "succeeded", 0)
     folder = runs.workload_folder("job-1-1") / "job-worker-0"
-    assert f"cwd {folder}/workspace\n" in log
+    # What the replica saw: this machine's folders, and in the plan's file host names and
+    # in-container paths that lead somewhere real (the log as written) ...
+    raw = (folder / "log.txt").read_text()
+    assert f"cwd {folder}/workspace\n" in raw
+    assert f"CONFIG {folder}/etc/job/config.ini\n" in raw
+    assert re.search(rf"config peer=127\.\d+\.\d+\.1:5000 data={folder}/workspace/outputs", raw)
+    # ... named back by the job's paths in the log the backend serves.
+    assert "cwd /workspace\n" in log and "CONFIG /etc/job/config.ini\n" in log
     assert "CUDA_VISIBLE_DEVICES 2,3\n" in log and "CONSOLE_VISIBLE_BOARDS 2,3\n" in log
-    assert f"CONFIG {folder}/etc/job/config.ini\n" in log
-    # The plan's file: its host names and in-container paths now lead somewhere real.
-    assert re.search(rf"config peer=127\.\d+\.\d+\.1:5000 data={folder}/workspace/outputs", log)
     assert (outputs / "model.txt").read_text() == "trained"
     assert (folder / "exit_code").read_text() == "0\n"
 
@@ -254,10 +258,13 @@ def test_logs_follow_the_output_as_it_grows(runs):
     assert seen == "one\ndeux é\nthree 中文\n"
     assert chunks >= 2  # read while it was being written, not only at the end
     assert offset == len(seen.encode())
-    # A window that ends inside a character stops before it; the next one starts there.
+    # A window that ends inside a line stops at the line's start (a path in it is named
+    # whole); inside a character, before it; the next one starts there.
     cut = len(b"one\ndeux ") + 1
     text, after = runs.runner.logs("talk-1", "job-worker-0", 0, cut)
-    assert (text, after) == ("one\ndeux ", cut - 1)
+    assert (text, after) == ("one\n", len(b"one\n"))
+    text, after = runs.runner.logs("talk-1", "job-worker-0", after, len(b"deux ") + 1)
+    assert (text, after) == ("deux ", cut - 1)
     assert runs.runner.logs("talk-1", "job-worker-0", after, 3)[0] == "é\n"
     assert runs.runner.logs("talk-1", "job-worker-0", offset) == ("", offset)
     # Past the end (a seek to 10**18 fails with EINVAL) there is nothing; follow from the end.

@@ -148,11 +148,13 @@ def checkpoints(folder):
 
 def test_train_alone_then_resume(torch_python, tmp_path):
     first = train(torch_python, tmp_path, "--steps", "4")
-    assert "no checkpoint in outputs: starting from step 0" in first
+    # Paths as the job knows them: absolute, under its working folder (/workspace in a job).
+    here = tmp_path.resolve()
+    assert f"no checkpoint in {here}/outputs: starting from step 0" in first
     assert len(PERFORMANCE_LINE.findall(first)) == 4
     assert checkpoints(tmp_path) == ["checkpoint-4.pt"]
     second = train(torch_python, tmp_path, "--steps", "6", "--output", "outputs")
-    assert "resumed from outputs/checkpoint-4.pt (step 4)" in second
+    assert f"resumed from {here}/outputs/checkpoint-4.pt (step 4)" in second
     assert "step 5/6" in second and "step 4/6" not in second
     assert len(PERFORMANCE_LINE.findall(second)) == 2
     assert checkpoints(tmp_path) == ["checkpoint-4.pt", "checkpoint-6.pt"]
@@ -183,7 +185,9 @@ def test_two_nodes_with_torch_distributed_launch(torch_python, tmp_path):
     for log in logs:
         assert "training: 2 process(es)" in log
         assert len(PERFORMANCE_LINE.findall(log)) == 3
-    assert "saved outputs/checkpoint-3.pt" in logs[0] and "saved" not in logs[1]
+    assert (
+        f"saved {tmp_path.resolve()}/outputs/checkpoint-3.pt" in logs[0] and "saved" not in logs[1]
+    )
     assert checkpoints(tmp_path) == ["checkpoint-3.pt"]
 
 
@@ -202,7 +206,7 @@ def test_sigterm_saves_a_checkpoint_and_stops(torch_python, tmp_path):
     assert run.returncode == 128 + signal.SIGTERM
     step = int(re.search(r"stopped by SIGTERM at step (\d+)", rest).group(1))
     assert f"checkpoint-{step}.pt" in checkpoints(tmp_path)
-    assert f"resumed from outputs/checkpoint-{step}.pt" in train(
+    assert f"resumed from {tmp_path.resolve()}/outputs/checkpoint-{step}.pt" in train(
         torch_python, tmp_path, "--steps", str(step + 1)
     )
 

@@ -122,11 +122,9 @@ def agree(flags, distributed: bool):
 
 
 def shown(path) -> str:
-    """A path as the job sees it: relative to its working folder (the workspace) if inside."""
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+    """A path as the job sees it: absolute (/workspace/outputs/...), without following links,
+    which would lead to the storage behind the mount, a place the user does not know."""
+    return os.path.abspath(path)
 
 
 def main(argv=None) -> int:
