@@ -1,6 +1,6 @@
 from django.urls import path
 
-from jobs.views import detail, form, lists, operations, predict, queue, runs
+from jobs.views import detail, form, lists, operations, outputs, predict, queue, runs
 
 urlpatterns = [
     path("jobs/", lists.job_list, name="job_list"),
@@ -13,6 +13,7 @@ urlpatterns = [
     path("jobs/<int:pk>/logs/", runs.job_logs, name="job_logs"),
     path("jobs/<int:pk>/logs/more/", runs.job_logs_more, name="job_logs_more"),
     path("jobs/<int:pk>/logs/download/", runs.job_log_download, name="job_log_download"),
+    path("jobs/<int:pk>/outputs/", outputs.job_outputs, name="job_outputs"),
     path("jobs/<int:pk>/usage/", runs.job_usage, name="job_usage"),
     path("jobs/<int:pk>/clone/", form.job_clone, name="job_clone"),
     path("jobs/<int:pk>/stop/", operations.job_stop, name="job_stop"),

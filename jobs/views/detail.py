@@ -13,7 +13,7 @@ from console.htmx import render_page
 from jobs import launching
 from jobs.faults import watch
 from jobs.faults.recovery import counts_left
-from jobs.models import FaultRecord, Job, JobPrediction, Priority
+from jobs.models import FaultRecord, Job, JobPrediction, JobType, Priority
 from jobs.permissions import get_job_for_user
 from jobs.prediction import describe_blockers
 from jobs.queue_words import word_jobs
@@ -72,6 +72,23 @@ def fault_timeline(job: Job) -> list[FaultRecord]:
     return records
 
 
+def entry_launch(launch: list[launching.NodeLaunch]) -> launching.NodeLaunch | None:
+    """The node whose launch runs the user's command (worker 0 in every mode): the one
+    launch command worth showing beside the command as typed."""
+    return next((node for node in launch if node.runs_entry), None)
+
+
+def typed_commands(job: Job) -> list[tuple[int, str]]:
+    """The commands exactly as the user typed them: (sub-task number, command) for a batch
+    job, else one pair with number 0."""
+    if job.job_type == JobType.BATCH:
+        return [
+            (task.index + 1, task.command)
+            for task in sorted(job.subtasks.all(), key=lambda t: t.index)
+        ]
+    return [(0, job.command)]
+
+
 def announce_created(request: HttpRequest, job: Job) -> None:
     """Right after Create: say so, with the status the job has as this page is drawn (it
     may have started, or even ended, since the form was sent)."""
@@ -101,6 +118,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     blockers = describe_blockers(job.blockers, request.user) if job.blockers else []
     word_jobs([job])
     faults = fault_timeline(job)
+    launch = launching.effective_launch(job)
     return render_page(
         request,
         "jobs/job_detail.html",
@@ -112,7 +130,9 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "may_change": may_change,
             "specs": [choice.spec for choice in job.spec_choices.all()],
             "mounts": job_mounts(job),
-            "launch": launching.effective_launch(job),
+            "launch": launch,
+            "entry_launch": entry_launch(launch),
+            "commands": typed_commands(job),
             "events": job.events.select_related("actor").order_by("-at", "-id")[:200],
             "durations": limits.current().durations_hours,
             "priorities": priorities,

@@ -66,6 +66,7 @@ ENDPOINTS = [
     Endpoint("logs more", "get", "/jobs/{pk}/logs/more/?offset=0", "see", status=Status.RUNNING),
     Endpoint("log download", "get", "/jobs/{pk}/logs/download/", "see", status=Status.RUNNING),
     Endpoint("usage", "get", "/jobs/{pk}/usage/", "see", status=Status.RUNNING),
+    Endpoint("outputs", "get", "/jobs/{pk}/outputs/", "see"),
     Endpoint("clone form", "get", "/jobs/{pk}/clone/", "see"),
     Endpoint("clone submit", "post", "/jobs/{pk}/clone/", "see", ok=422, data={"name": "x y"}),
     Endpoint("devenv form", "get", "/jobs/{pk}/devenv/", "see"),
