@@ -78,15 +78,22 @@ def entry_launch(launch: list[launching.NodeLaunch]) -> launching.NodeLaunch | N
     return next((node for node in launch if node.runs_entry), None)
 
 
-def typed_commands(job: Job) -> list[tuple[int, str]]:
-    """The commands exactly as the user typed them: (sub-task number, command) for a batch
-    job, else one pair with number 0."""
+def words(command: str) -> list[str]:
+    """``command`` cut at its spaces, to be drawn one unbreakable word after another: a narrow
+    column then wraps between words, never after the first "-" of "--option". Joined with
+    single spaces, the words are the command again, character for character."""
+    return command.split(" ")
+
+
+def typed_commands(job: Job) -> list[tuple[int, list[str]]]:
+    """The commands exactly as the user typed them, as :func:`words`: (sub-task number,
+    words) for a batch job, else one pair with number 0."""
     if job.job_type == JobType.BATCH:
         return [
-            (task.index + 1, task.command)
+            (task.index + 1, words(task.command))
             for task in sorted(job.subtasks.all(), key=lambda t: t.index)
         ]
-    return [(0, job.command)]
+    return [(0, words(job.command))]
 
 
 def announce_created(request: HttpRequest, job: Job) -> None:
@@ -119,6 +126,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     word_jobs([job])
     faults = fault_timeline(job)
     launch = launching.effective_launch(job)
+    entry = entry_launch(launch)
     return render_page(
         request,
         "jobs/job_detail.html",
@@ -131,7 +139,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "specs": [choice.spec for choice in job.spec_choices.all()],
             "mounts": job_mounts(job),
             "launch": launch,
-            "entry_launch": entry_launch(launch),
+            "entry_launch": entry,
+            "launch_words": words(entry.command) if entry and entry.command != job.command else [],
             "commands": typed_commands(job),
             "events": job.events.select_related("actor").order_by("-at", "-id")[:200],
             "durations": limits.current().durations_hours,

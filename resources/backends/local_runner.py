@@ -348,7 +348,7 @@ class LocalRunner:
             whole = whole[: whole.rindex(b"\n") + 1]
         # The job's processes run in host folders; the user knows them by the job's paths.
         record = host.read_json(folder / "workload.json") or {}
-        folders = job_folders(record, str(folder), replica)
+        folders = job_folders(record, str(folder), replica, DEFAULT_PATH)
         text = job_paths(whole.decode("utf-8", errors="replace"), folders)
         return text, offset + len(whole)
 

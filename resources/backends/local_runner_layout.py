@@ -111,14 +111,25 @@ def job_paths(text: str, folders: Mapping[str, str]) -> str:
     return re.compile("|".join(alternatives)).sub(named, text)
 
 
-def job_folders(record: Mapping, folder: str, replica: str) -> dict[str, str]:
+IMAGE_PREFIX = "/usr/local"  # where an image's own Python lives, as a container shows it
+
+
+def job_folders(record: Mapping, folder: str, replica: str, system_path: str) -> dict[str, str]:
     """Host folder -> the job's path for it, for replica ``replica`` of the submitted
-    workload ``record`` kept in ``folder``: every replica's folder is its ``/``, and each
-    mount source of ``replica`` is the mount's target."""
+    workload ``record`` kept in ``folder``: every replica's folder is its ``/``, each mount
+    source of ``replica`` is the mount's target, and the folders ahead of ``system_path`` on
+    its PATH (the image's runtime, standing in for the image's Python) are /usr/local."""
     folders = {f"{folder}/{spec['name']}": "/" for spec in record.get("replicas", ())}
+    system = set(system_path.split(":"))
     for spec in record.get("replicas", ()):
-        if spec["name"] == replica:
-            folders.update({source: target for source, target, *_ in spec.get("mounts", ())})
+        if spec["name"] != replica:
+            continue
+        folders.update({source: target for source, target, *_ in spec.get("mounts", ())})
+        for entry in spec.get("env", {}).get("PATH", "").split(":"):
+            if entry in system:
+                break
+            if entry.endswith("/bin") and len(PurePosixPath(entry).parts) > 2:
+                folders[str(PurePosixPath(entry).parent)] = IMAGE_PREFIX
     return folders
 
 

@@ -18,6 +18,7 @@ from django.utils.timezone import localtime
 
 from jobs.models import JobEvent, JobType, Mode, Phase, Status, SubTask
 from resources.backends.local_runner_layout import job_folders, job_paths
+from resources.models import Image
 from resources.mounts import storage_source
 from tests.jobs.execution_helpers import admit_and_launch, log_of, make_job, program, wait_for_phase
 from tests.jobs.factories import JobFactory
@@ -72,17 +73,29 @@ def test_nothing_to_translate_leaves_the_text_alone():
     assert job_paths(f"{RUN}/worker-0/workspace", {}) == f"{RUN}/worker-0/workspace"
 
 
-def test_the_folders_of_a_workload_are_its_replicas_and_the_replicas_mounts():
+def test_the_folders_of_a_workload_are_its_replicas_mounts_and_image():
+    path = "/srv/runtimes/torch-cpu/bin:/usr/local/bin:/usr/bin:/bin"
     record = {
         "replicas": [
-            {"name": "worker-0", "mounts": [["/s/out", "/workspace/outputs", False]]},
+            {
+                "name": "worker-0",
+                "mounts": [["/s/out", "/workspace/outputs", False]],
+                "env": {"PATH": path},
+            },
             {"name": "worker-1", "mounts": [["/s/other", "/workspace/volume/v", True]]},
         ]
     }
-    assert job_folders(record, RUN, "worker-0") == {
+    assert job_folders(record, RUN, "worker-0", "/usr/local/bin:/usr/bin:/bin") == {
         f"{RUN}/worker-0": "/",
         f"{RUN}/worker-1": "/",
         "/s/out": "/workspace/outputs",
+        # The image's Python, where a container has it.
+        "/srv/runtimes/torch-cpu": "/usr/local",
+    }
+    assert job_folders(record, RUN, "worker-1", "/usr/bin:/bin") == {
+        f"{RUN}/worker-0": "/",
+        f"{RUN}/worker-1": "/",
+        "/s/other": "/workspace/volume/v",
     }
 
 
@@ -109,6 +122,11 @@ def section(body: str, testid: str) -> str:
     return found.group(2)
 
 
+def text_of(inner_html: str) -> str:
+    """What a reader sees of some HTML (the words of a command are spans)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", inner_html))
+
+
 @pytest.mark.django_db
 class TestJobPage:
     def finished(self, alice, vision, spec, **fields):
@@ -126,8 +144,8 @@ class TestJobPage:
     ):
         job = self.finished(alice, vision, gpu_spec)
         body = page_of(client, alice, job)
-        assert html.unescape(section(body, "typed-command")).count(TYPED) == 1
-        launch = html.unescape(section(body, "launch-command"))
+        assert text_of(section(body, "typed-command")).count(TYPED) == 1
+        launch = text_of(section(body, "launch-command"))
         assert "Launch command" in launch
         # The platform's launcher around the user's script, as the launch plan draws it.
         assert "-m torch.distributed.launch" in launch and "--nnodes=2" in launch
@@ -140,7 +158,7 @@ class TestJobPage:
         job = JobFactory(owner=alice, project=vision, specs=[gpu_spec], mode=Mode.SINGLE,
                          command="python3 /workspace/algorithm/train.py")  # fmt: skip
         body = page_of(client, alice, job)
-        assert "python3 /workspace/algorithm/train.py" in section(body, "typed-command")
+        assert "python3 /workspace/algorithm/train.py" in text_of(section(body, "typed-command"))
         assert 'data-testid="launch-command"' not in body
 
     def test_a_batch_job_shows_each_sub_tasks_command(self, client, alice, vision, gpu_spec):
@@ -148,7 +166,7 @@ class TestJobPage:
                          command="")  # fmt: skip
         for index, command in ((1, "python b.py"), (0, "python a.py")):
             SubTask.objects.create(job=job, index=index, algorithm=job.algorithm, command=command)
-        typed = section(page_of(client, alice, job), "typed-command")
+        typed = text_of(section(page_of(client, alice, job), "typed-command"))
         assert typed.index("sub-task 1") < typed.index("python a.py") < typed.index("sub-task 2")
         assert typed.index("sub-task 2") < typed.index("python b.py")
 
@@ -242,26 +260,32 @@ class TestOutputs:
 # --- logs and events of a job that really runs ------------------------------------------------
 
 PRINTS_PATHS = """
-import os
+import os, shutil
 print("cwd", os.getcwd())
 print("home", os.environ["HOME"], "tmp", os.environ["TMPDIR"])
 print("saved", os.path.abspath("outputs/ckpt-1.pt"))
 print("really", os.path.realpath("outputs"))
 print("output dir", os.environ.get("CONSOLE_OUTPUT_DIR", "-"))
+print("python", shutil.which("python3"))
 """
 
 
 @pytest.mark.usefixtures("local_runs")
-def test_the_log_names_the_jobs_paths_not_the_machines(client, alice, vision, run_cluster):
+def test_the_log_names_the_jobs_paths_not_the_machines(
+    client, alice, vision, run_cluster, torch_runtime
+):
     job = make_job(alice, vision, run_cluster["cpu"],
                    command="python3 /workspace/algorithm/paths.py")  # fmt: skip
     program(job, "paths.py", PRINTS_PATHS)
+    # The image's Python: a runtime folder of this machine, first on the job's PATH.
+    Image.objects.filter(pk=job.image_id).update(local_runtime=str(torch_runtime))
     [attempt] = admit_and_launch()
     wait_for_phase(job, Phase.SUCCEEDED)
     text = log_of(attempt)
     assert "cwd /workspace\n" in text
     assert "home /home tmp /tmp\n" in text
     assert "saved /workspace/outputs/ckpt-1.pt\n" in text
+    assert "python /usr/local/bin/python3\n" in text  # the image's runtime, as in a container
     assert "really /workspace/outputs\n" in text
     client.force_login(alice)
     for address in (f"/jobs/{job.pk}/", f"/jobs/{job.pk}/logs/", f"/jobs/{job.pk}/logs/more/"):
