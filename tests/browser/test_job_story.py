@@ -44,6 +44,15 @@ def no_host_paths(p) -> None:
         assert str(folder) not in text, folder
 
 
+def accessible(p) -> None:
+    """No serious or critical axe-core violation on the page as it is now."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    result = Axe().run(p)
+    blocking = [v for v in result.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert not blocking, [(v["id"], v["help"]) for v in blocking]
+
+
 def to_chinese(p) -> None:
     p.click("button[aria-label=Language]")
     p.click("[data-testid=language-switcher] >> text=简体中文")
@@ -78,6 +87,7 @@ def test_a_finished_job_tells_its_story(page, alice, password, vision, run_clust
     expect(log).to_contain_text("no checkpoint in /workspace/outputs: starting from step 0")
     expect(log).to_contain_text("saved /workspace/outputs/checkpoint-4.pt")
     no_host_paths(p)
+    accessible(p)
     page.shot("job-story-finished")
 
     p.click("[data-testid=output-link]")
@@ -85,6 +95,7 @@ def test_a_finished_job_tells_its_story(page, alice, password, vision, run_clust
     expect(p.locator("[data-testid=outputs-path]")).to_have_text("/workspace/outputs")
     expect(p.locator("[data-testid=outputs]")).to_contain_text("checkpoint-4.pt")
     no_host_paths(p)
+    accessible(p)
     page.shot("job-story-outputs")
 
     page.goto(job.get_absolute_url())
