@@ -21,6 +21,12 @@ class NodeLaunch:
     files: list[tuple[str, str]]
     runs_entry: bool = True
 
+    @property
+    def words(self) -> list[str]:
+        """The command cut at its spaces, drawn as unbreakable words so that a narrow box
+        wraps between words, never after the first "-" of "--option"."""
+        return self.command.split(" ")
+
 
 def effective_launch(job: Job, subtask=None) -> list[NodeLaunch]:
     try:

@@ -79,8 +79,7 @@ def entry_launch(launch: list[launching.NodeLaunch]) -> launching.NodeLaunch | N
 
 
 def words(command: str) -> list[str]:
-    """``command`` cut at its spaces, to be drawn one unbreakable word after another: a narrow
-    column then wraps between words, never after the first "-" of "--option". Joined with
+    """``command`` cut at its spaces, as :attr:`launching.NodeLaunch.words`: joined with
     single spaces, the words are the command again, character for character."""
     return command.split(" ")
 
@@ -140,7 +139,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "mounts": job_mounts(job),
             "launch": launch,
             "entry_launch": entry,
-            "launch_words": words(entry.command) if entry and entry.command != job.command else [],
+            "launch_words": entry.words if entry and entry.command != job.command else [],
             "commands": typed_commands(job),
             "events": job.events.select_related("actor").order_by("-at", "-id")[:200],
             "durations": limits.current().durations_hours,
