@@ -30,6 +30,9 @@ DRAFT_ID = -1
 # A plan older than this is made again even if nothing changed: time moves running jobs
 # towards their ends (and past them, overdue).
 MAX_AGE_SECONDS = 30.0
+# Up to this many queued jobs the plan is admission's own pass (a few hundred ms at most,
+# measured with jobs.scheduling.bench); beyond, the last pass's plan replayed.
+EXACT_QUEUE = 300
 
 _lock = threading.Lock()  # guards _cached
 _build_lock = threading.Lock()  # one rebuild at a time per process; the others wait for it
@@ -45,6 +48,7 @@ class Plan:
     last_change: int  # the newest jobs_queue_change row that snapshot saw
     built: float  # time.monotonic()
     checked_at: datetime  # when it was last found to still hold
+    exact: bool = True  # admission's own pass; else the last pass's plan replayed
 
 
 _cached: Plan | None = None
@@ -100,10 +104,12 @@ def current_plan() -> Plan:
         if plan is not None and _still_holds(plan):  # another thread made it meanwhile
             return _checked(plan)
         state, snapshot, last = _read()
-        schedule = core.schedule(
-            state.nodes, state.running, state.queue, state.now, state.committed
-        )
-        plan = Plan(schedule, snapshot, last, time.monotonic(), timezone.now())
+        # Admission's own pass when it is quick; on a long queue, the last pass's plan
+        # booked again as it stood, and only the jobs submitted since searched for.
+        exact = len(state.queue) <= EXACT_QUEUE
+        make = core.schedule if exact else core.replay
+        schedule = make(state.nodes, state.running, state.queue, state.now, state.committed)
+        plan = Plan(schedule, snapshot, last, time.monotonic(), timezone.now(), exact)
         with _lock:
             _cached = plan
         return plan
@@ -164,6 +170,7 @@ class Forecast:
     blockers: list[tuple[str, str, object]]  # (name, url or "", ends at)
     suggestions: list[str]
     as_of: datetime  # the moment the queue was found as the answer says
+    exact: bool  # from admission's own plan of that moment (else from the last pass's)
 
 
 def explain(draft: QueuedJob, user) -> Forecast:
@@ -190,6 +197,7 @@ def explain(draft: QueuedJob, user) -> Forecast:
         blockers=describe_blockers(prediction.blockers, user),
         suggestions=_suggestions(prediction, names),
         as_of=plan.checked_at,
+        exact=plan.exact,
     )
 
 
