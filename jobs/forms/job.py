@@ -207,6 +207,31 @@ class JobForm(forms.Form):
                 label=_("Read-only"), required=False
             )
 
+    @property
+    def required_now(self) -> set[str]:
+        """Fields the rules (``rules.py``) require for what is typed now, which the fields
+        cannot say themselves: the form marks them, and the rules word their errors."""
+        names = set()
+        if self.value("job_type") == JobType.BATCH:
+            for i in range(self.subtask_count):
+                names |= {rows.SUBTASKS.name(i, "algorithm"), rows.SUBTASKS.name(i, "command")}
+        else:
+            names |= {"algorithm", "command"}
+        names |= {rows.DATASETS.name(i, "version") for i in range(self.dataset_count)}
+        if self._ticked("resume_enabled"):
+            names |= {"pool", "max_resumes"}
+            if self._ticked("elastic"):
+                names.add("elastic_min_nodes")
+            if self._ticked("perf_detection"):
+                names |= {"perf_threshold", "perf_policy"}
+        if self._ticked("fault_restart_enabled"):
+            names.add("max_restarts")
+        return names
+
+    def _ticked(self, name: str) -> bool:
+        """As the template decides what to show (``form.current``)."""
+        return bool(self.value(name))
+
     def subtask_rows(self):
         return [
             (i, *(self[rows.SUBTASKS.name(i, f)] for f in rows.SUBTASKS.fields))
