@@ -103,7 +103,12 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=Fal
                 form.add_error("priority", rules.urgent_cap_message(exc.project, exc.held, exc.cap))
             else:
                 prediction.remember(job, draft, user)
-                messages.success(request, _("Job %(name)s is queued.") % {"name": job.name})
+                # The status in the words of every page that shows it (the model's label).
+                messages.success(
+                    request,
+                    _("Job %(name)s created. Status: %(status)s.")
+                    % {"name": job.name, "status": job.get_status_display()},
+                )
                 return redirect(job)
         messages.error(request, _("The job was not created: see the fields marked below."))
         already = _namesake(form, user)

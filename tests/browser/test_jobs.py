@@ -44,7 +44,7 @@ def test_create_a_job_fixing_a_command(page, demo):
     p.fill("#id_command", 'bash -c "EPOCHS=3 python3 train.py"')
     p.click("[data-testid=create]")
     p.wait_for_url(re.compile(r"/jobs/\d+/$"))
-    assert "Job my-first-job is queued." in p.locator("#messages").inner_text()
+    assert "Job my-first-job created. Status: Queued." in p.locator("#messages").inner_text()
     assert "/workspace/algorithm" in p.locator("[data-testid=workspace]").inner_text()
     page.shot("job-detail")
     assert Job.objects.get(name="my-first-job").status == "queued"
