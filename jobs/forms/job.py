@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from console import limits
 from console.sharing import Access
-from console.widgets import speed_up_selects
+from console.widgets import speed_up_selects, word_empty_choices
 from jobs.forms import choices, rows, rules
 from jobs.models import JobType, Mode, PerformancePolicy, Priority
 from resources import storage
@@ -166,14 +166,11 @@ class JobForm(forms.Form):
         ) % {"factor": self.limits.hang_factor, "seconds": self.limits.hang_min_seconds}
         source = self.data if self.is_bound else self.initial
         self._add_rows(source)
-        for field in self.fields.values():
-            if isinstance(field, forms.ModelChoiceField) and not isinstance(
-                field, forms.ModelMultipleChoiceField
-            ):
-                field.empty_label = _("— choose —") if field.required else _("— none —")
-        # Optional in the form only because batch jobs pick theirs per sub-task.
+        word_empty_choices(self)
+        # Optional in the form only because the rules require them (a regular job's
+        # algorithm, each sub-task's, each dataset row's version): the driver is optional.
         for name, field in self.fields.items():
-            if name == "algorithm" or name.endswith("_algorithm") or name.endswith("_version"):
+            if name == "algorithm" or name.startswith(("subtask_", "dataset_")):
                 field.empty_label = _("— choose —")
         self.fields["output_path"].widget.attrs.update(
             placeholder=_("%(folder)s/<job name>-<id> (new)")

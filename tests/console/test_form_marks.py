@@ -44,6 +44,8 @@ class TestOtherForms:
         assert page.required("id_name") and page.required("id_api_url")
         assert not page.required("id_kubeconfig")
         assert 'role="radiogroup" aria-required="true"' in html
+        # An optional pool says so, in the console's words (Django's have no Chinese).
+        assert "— none —" in html and "Select an option" not in html
 
     def test_fault_form(self, as_admin):
         NodeFactory(name="gpu-01")
