@@ -16,6 +16,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from jobs.models import Job, Priority
 from jobs.queue_words import Names, say, why_never
@@ -220,10 +221,21 @@ def _suggestions(prediction: Prediction, names: Names) -> list[str]:
     specs = dict(NodeSpec.objects.values_list("pk", "name"))
     for suggestion in prediction.suggestions:
         if suggestion.kind == "nodes":
-            words.append(_("%(n)s nodes instead would start now.") % {"n": suggestion.value})
+            words.append(
+                ngettext(
+                    "%(n)s node instead would start now.",
+                    "%(n)s nodes instead would start now.",
+                    suggestion.value,
+                )
+                % {"n": suggestion.value}
+            )
         elif suggestion.kind == "elastic":
             words.append(
-                _("Elastic training with at least %(n)s nodes would start now.")
+                ngettext(
+                    "Elastic training with at least %(n)s node would start now.",
+                    "Elastic training with at least %(n)s nodes would start now.",
+                    suggestion.value,
+                )
                 % {"n": suggestion.value}
             )
         elif suggestion.kind == "spec":

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
+from console.words import plural_number
 from jobs.scheduling.reasons import (
     HeldForQueue,
     NeverFits,
@@ -40,7 +42,8 @@ class Names:
 
 def _amount(resource: str, value: int) -> str:
     if resource == "cpu":
-        return _("%(n)s CPUs") % {"n": f"{value / 1000:g}"}
+        cores = value / 1000
+        return ngettext("%(n)s CPU", "%(n)s CPUs", plural_number(cores)) % {"n": f"{cores:g}"}
     return _("%(n)s GiB of memory") % {"n": f"{value / 1024:g}"}
 
 
@@ -58,18 +61,25 @@ def _shortfall(reason: Shortfall, names: Names, never: bool) -> str:
                 "model": model,
             }
         values = {"need": reason.need, "model": model, "free": reason.best_free, "where": where}
+        count = plural_number(reason.need)
         if never:
             return (
-                _(
+                ngettext(
+                    "needs %(need)s board of %(model)s on one node; the most any allowed "
+                    "node has is %(free)s%(where)s",
                     "needs %(need)s boards of %(model)s on one node; the most any allowed "
-                    "node has is %(free)s%(where)s"
+                    "node has is %(free)s%(where)s",
+                    count,
                 )
                 % values
             )
         return (
-            _(
+            ngettext(
+                "needs %(need)s board of %(model)s on one node; the most free on any allowed "
+                "node is %(free)s%(where)s",
                 "needs %(need)s boards of %(model)s on one node; the most free on any allowed "
-                "node is %(free)s%(where)s"
+                "node is %(free)s%(where)s",
+                count,
             )
             % values
         )
@@ -120,10 +130,11 @@ def say(reason: Reason | None, names: Names | None = None) -> str:
         case Shortfall():
             return _shortfall(reason, names, never=False)
         case TooFewNodes(need=need, fit=fit):
-            return _("needs %(need)s nodes at once; only %(fit)s can take it now") % {
-                "need": need,
-                "fit": fit,
-            }
+            return ngettext(
+                "needs %(need)s node at once; only %(fit)s can take it now",
+                "needs %(need)s nodes at once; only %(fit)s can take it now",
+                need,
+            ) % {"need": need, "fit": fit}
         case HeldForQueue():
             return _("it fits on free resources, but they are reserved for jobs ahead of it")
         case NoAllowedNode():
@@ -131,8 +142,10 @@ def say(reason: Reason | None, names: Names | None = None) -> str:
         case NeverFits(cause=Shortfall() as cause):
             return _("can never start: %(why)s") % {"why": _shortfall(cause, names, never=True)}
         case NeverFits(cause=TooFewNodes(need=need, fit=fit)):
-            return _(
-                "can never start: needs %(need)s nodes at once; only %(fit)s can ever take it"
+            return ngettext(
+                "can never start: needs %(need)s node at once; only %(fit)s can ever take it",
+                "can never start: needs %(need)s nodes at once; only %(fit)s can ever take it",
+                need,
             ) % {"need": need, "fit": fit}
         case NeverFits(cause=cause):
             return _("can never start: %(why)s") % {"why": say(cause, names)}
@@ -146,10 +159,11 @@ def why_never(reason: NeverFits, names: Names | None = None) -> str:
     if isinstance(cause, Shortfall):
         return _shortfall(cause, names, never=True)
     if isinstance(cause, TooFewNodes):
-        return _("needs %(need)s nodes at once; only %(fit)s can ever take it") % {
-            "need": cause.need,
-            "fit": cause.fit,
-        }
+        return ngettext(
+            "needs %(need)s node at once; only %(fit)s can ever take it",
+            "needs %(need)s nodes at once; only %(fit)s can ever take it",
+            cause.need,
+        ) % {"need": cause.need, "fit": cause.fit}
     return say(cause, names)
 
 
