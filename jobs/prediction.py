@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -19,8 +20,10 @@ from jobs.queue_words import Names, say, why_never
 from jobs.scheduling import core, forecast, never_fits
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
 from jobs.scheduling.db import epoch, load, moment, sched_nodes
-from resources.availability import demand_of
+from resources import placement
+from resources.availability import demand_of, project_pools
 from resources.models import Node, NodeSpec
+from resources.placement_words import elsewhere_text
 
 PLAN_SECONDS = 5.0
 DRAFT_ID = -1
@@ -104,7 +107,7 @@ def draft_from(data: dict, project, *, job_id: int = DRAFT_ID) -> QueuedJob | No
     nodes = max(1, min(data.get("node_count") or 1, 1000))
     minimum = data.get("elastic_min_nodes") if data.get("elastic") else None
     minimum = min(minimum, nodes) if minimum else None
-    pools = frozenset(project.pools.values_list("pk", flat=True)) if project else frozenset()
+    pools = project_pools(project)
     return QueuedJob(
         id=job_id,
         alternatives=tuple(Alternative(s.pk, demand_of(s), nodes, minimum) for s in specs),
@@ -123,10 +126,27 @@ def whole_inventory() -> list[SchedNode]:
     return sched_nodes(Node.objects.live())
 
 
-def refusal(draft: QueuedJob) -> str | None:
-    """Why the draft could never start on this inventory, in words; None if it could."""
-    reason = never_fits(whole_inventory(), draft)
-    return why_never(reason) if reason else None
+class Refusal(NamedTuple):
+    """Why a draft could never start, and where it could instead ("" if nowhere)."""
+
+    text: str
+    hint: str
+
+
+def refusal(draft: QueuedJob) -> Refusal | None:
+    """Why the draft could never start on this inventory, in words, with the other places
+    its project may use where it could; None if it could start as it is.
+
+    /cluster/ and the form's availability panel give the same answer
+    (:mod:`resources.placement`)."""
+    nodes = whole_inventory()
+    reason = never_fits(nodes, draft)
+    if reason is None:
+        return None
+    names = Names()
+    wants = [(alternative.demand, alternative.min_nodes) for alternative in draft.alternatives]
+    hint = elsewhere_text(placement.elsewhere(nodes, draft, wants), names)
+    return Refusal(why_never(reason, names), hint)
 
 
 @dataclass
