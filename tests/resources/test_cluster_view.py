@@ -39,7 +39,7 @@ def test_page_shows_nodes_usage_and_fits(client, alice, a100):
     body = response.content.decode()
     assert 'data-testid="availability-table"' in body
     assert "0(0):job-0" in body
-    assert "a job of up to <strong>18</strong> nodes can start now" in body  # a100x1: 6 × 3
+    assert "free now for a job of up to <strong>18</strong> nodes" in body  # a100x1: 6 × 3
 
 
 def test_htmx_gets_only_the_fragment(client, alice, a100):
