@@ -129,7 +129,12 @@ def test_the_panel_follows_the_form_and_stays_on_it(tab, demo):
     page.locator("[data-testid=cluster-filters] .form-check", has_text="gpu-half").locator(
         "input"
     ).check()
+    expect(page.locator("[data-testid=fits-now] [data-spec]")).to_have_count(1)
     cluster = page.locator("[data-testid=fits-now] [data-spec=gpu-half]")
     expect(cluster.locator("[data-place=shared]")).to_have_attribute("data-state", "never")
     expect(cluster.locator("[data-place=vision-reserved]")).to_have_attribute("data-state", "now")
+    expect(page.locator("[data-testid=availability-table] tbody tr")).to_have_count(4)
+    box = page.locator("[data-testid=availability-table]").locator("xpath=..")
+    table = box.evaluate("box => box.scrollWidth > box.clientWidth + 1")
+    assert not table, "the /cluster/ table scrolls sideways"
     tab.shot(f"cluster-gpu-half-{tab.name}")
