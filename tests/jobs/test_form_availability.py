@@ -120,6 +120,12 @@ class TestPanel:
         more = client.post(URL, {**job_post(), "availability": "1", "availability_rows": "200"})
         assert len(nodes(more.content.decode())) == 14
 
+    @pytest.mark.parametrize("rows", ["\u00b2", "-1", "9" * 5000, "a\x00b", ""])
+    def test_hostile_values_are_ignored(self, client, alice, job_post, rows):
+        client.force_login(alice)
+        spoilt = {"availability_rows": rows, "node_count": "9" * 30, "specs": ["\u00b2"]}
+        assert client.post(URL, {**job_post(), "availability": "1", **spoilt}).status_code == 200
+
     def test_query_count_does_not_grow_with_nodes(self, client, alice, job_post, inventory):
         client.force_login(alice)
         panel(client, job_post)  # warm the session and the limits' cache
