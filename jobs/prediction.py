@@ -158,6 +158,14 @@ class Forecast:
     suggestions: list[str]
 
 
+def forecast_only(draft: QueuedJob, wait: float = WAIT_FOR_FIRST_PLAN) -> Prediction:
+    """The prediction alone (no suggestions, no blockers' names): for the availability
+    panel, which asks it of each spec."""
+    schedule = current_schedule(wait)
+    with _forecast_lock:
+        return forecast(schedule, draft)
+
+
 def explain(draft: QueuedJob, user, wait: float = WAIT_FOR_FIRST_PLAN) -> Forecast:
     schedule = current_schedule(wait)
     same_models = {alt.demand.model for alt in draft.alternatives}

@@ -85,6 +85,10 @@ class PlaceAnswer:
 class SpecSummary:
     spec: NodeSpec
     answers: list[PlaceAnswer]
+    # The job form's panel only: what the prediction (queue included) says of a job of this
+    # spec submitted now: "now", "queue" (and why), or None (not asked).
+    submitted: str | None = None
+    submitted_why: str = ""
 
     @property
     def largest_job(self) -> int:

@@ -8,6 +8,8 @@ links or pushes another address.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -16,6 +18,7 @@ from django.views.decorators.http import require_POST
 from console.params import whole_number
 from jobs import prediction
 from jobs.forms.job import JobForm
+from jobs.queue_words import Names, say
 from resources import availability
 
 ROWS = 10
@@ -36,6 +39,7 @@ def panel_context(form: JobForm, user, project, rows: int) -> dict:
     )
     shown = result.rows[:rows]
     availability.describe_rows(shown, result.chosen)
+    queue_answers(result.summaries, draft)
     pool = result.summaries[0].answers[0].pool if result.summaries else None
     return {
         "draft": draft,
@@ -47,6 +51,27 @@ def panel_context(form: JobForm, user, project, rows: int) -> dict:
         "driver": form.cleaned_data.get("driver_version"),
         "idle_count": sum(1 for row in result.rows if row.status == availability.IDLE),
     }
+
+
+def queue_answers(summaries, draft) -> None:
+    """Set ``submitted`` on each spec that could start: what the prediction beside Create
+    says of a job of this spec alone submitted now, queue included ("now", or "queue" with
+    why in ``submitted_why``); left None while the process has no plan yet."""
+    alternatives = {alternative.spec_id: alternative for alternative in draft.alternatives}
+    names = Names()
+    for summary in summaries:
+        alternative = alternatives.get(summary.spec.pk)
+        if summary.never or alternative is None:
+            continue
+        alone = replace(draft, alternatives=(alternative,))
+        try:
+            said = prediction.forecast_only(alone)
+        except prediction.NotReady:
+            return
+        if said.starts_now:
+            summary.submitted = "now"
+        else:
+            summary.submitted, summary.submitted_why = "queue", say(said.reason, names)
 
 
 @require_POST

@@ -87,6 +87,10 @@ def test_the_panel_follows_the_form_and_stays_on_it(tab, demo):
     assert sorted(rows.evaluate_all("rows => rows.map(r => r.dataset.node)")) == [
         "local-a", "local-b", "local-cpu",
     ]  # fmt: skip
+    # Free now, but the queue comes first: the panel says so as the prediction does.
+    submitted = answers.locator("[data-spec=gpu-1] [data-testid=submitted-now]")
+    expect(submitted).to_have_attribute("data-state", "queue")
+    expect(page.locator("[data-testid=prediction] [data-state=queue]")).to_be_visible()
     assert page.url.endswith("/jobs/new/")
     no_overflow(tab)
     shots(tab, "form-availability-gpu-1")
@@ -111,6 +115,7 @@ def test_the_panel_follows_the_form_and_stays_on_it(tab, demo):
     expect(rows).to_have_count(1)
     expect(panel.locator("tbody tr[data-node=local-c]")).to_have_attribute("data-status", "idle")
     expect(page.locator("[data-testid=prediction] [data-state=now]")).to_be_visible()
+    expect(answers.locator("[data-testid=submitted-now]")).to_have_attribute("data-state", "now")
     assert page.url.endswith("/jobs/new/")
     no_overflow(tab)
     shots(tab, "form-availability-pool")

@@ -194,6 +194,18 @@ class TestGpuHalfOnTheDemo:
                          pool=pool)  # fmt: skip
         assert job.pk in run_pass().admitted
 
+    def test_free_now_but_behind_the_queue_reads_as_the_prediction(self, client, demo):
+        from django.contrib.auth import get_user_model
+
+        client.force_login(get_user_model().objects.get(username="alice"))
+        gpu1 = self.form(NodeSpec.objects.get(name="gpu-1"))
+        said = client.post("/jobs/new/predict/", gpu1).content.decode()
+        html = " ".join(client.post(URL, {**gpu1, "availability": "1"}).content.decode().split())
+        # Boards are free on the shared nodes, but sweep-large waits for them first.
+        assert places(html) == {"shared": "now"} and 'data-state="queue"' in said
+        assert 'data-testid="submitted-now" data-state="queue"' in html
+        assert "reserved for jobs ahead of it" in html
+
     def test_charlie_and_the_admin_may_not_use_the_pool(self, client, demo):
         from django.contrib.auth import get_user_model
 

@@ -169,9 +169,10 @@ def test_form_panel_cluster_and_admission_agree(client, alice, vision, nodes, sp
         said = client.post("/jobs/new/predict/", data).content.decode()
         form_never = 'data-state="never"' in said
         form_now = 'data-state="now"' in said
-        panel = answers(
-            client.post("/jobs/new/availability/", {**data, "availability": "1"}).content.decode()
-        )
+        panel_html = client.post("/jobs/new/availability/", {**data, "availability": "1"})
+        panel_html = panel_html.content.decode()
+        panel = answers(panel_html)
+        submitted = re.findall(r'data-testid="submitted-now"\s+data-state="(\w+)"', panel_html)
         ((panel_state, _),) = panel.values()
         cluster = answers(client.get(f"/cluster/?spec={wanted.pk}").content.decode())
 
@@ -192,6 +193,8 @@ def test_form_panel_cluster_and_admission_agree(client, alice, vision, nodes, sp
         assert form_never == (not admitted), said
         assert form_now == admitted, said
         assert panel_state == ("now" if admitted else "never"), panel
+        # The panel's "submitted now" line is the prediction's, for the spec alone.
+        assert submitted == (["now"] if admitted else []), panel_html
         if not rules["node_names"] and not rules["driver"]:
             # /cluster/ answers one node of the spec in each place alice's jobs may run.
             place = rules["pool"].name if rules["pool"] else "shared"
