@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -24,8 +25,10 @@ from jobs.scheduling import core, forecast, never_fits
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
 from jobs.scheduling.db import epoch, load, moment, sched_nodes
 from jobs.scheduling.predict import standing
-from resources.availability import demand_of
+from resources import placement
+from resources.availability import demand_of, project_pools
 from resources.models import Node, NodeSpec
+from resources.placement_words import elsewhere_text
 
 DRAFT_ID = -1
 # A plan older than this is made again even if nothing changed: time moves running jobs
@@ -138,7 +141,7 @@ def draft_from(data: dict, project, *, job_id: int = DRAFT_ID) -> QueuedJob | No
     nodes = max(1, min(data.get("node_count") or 1, 1000))
     minimum = data.get("elastic_min_nodes") if data.get("elastic") else None
     minimum = min(minimum, nodes) if minimum else None
-    pools = frozenset(project.pools.values_list("pk", flat=True)) if project else frozenset()
+    pools = project_pools(project)
     return QueuedJob(
         id=job_id,
         alternatives=tuple(Alternative(s.pk, demand_of(s), nodes, minimum) for s in specs),
@@ -157,10 +160,27 @@ def whole_inventory() -> list[SchedNode]:
     return sched_nodes(Node.objects.live())
 
 
-def refusal(draft: QueuedJob) -> str | None:
-    """Why the draft could never start on this inventory, in words; None if it could."""
-    reason = never_fits(whole_inventory(), draft)
-    return why_never(reason) if reason else None
+class Refusal(NamedTuple):
+    """Why a draft could never start, and where it could instead ("" if nowhere)."""
+
+    text: str
+    hint: str
+
+
+def refusal(draft: QueuedJob) -> Refusal | None:
+    """Why the draft could never start on this inventory, in words, with the other places
+    its project may use where it could; None if it could start as it is.
+
+    /cluster/ and the form's availability panel give the same answer
+    (:mod:`resources.placement`)."""
+    nodes = whole_inventory()
+    reason = never_fits(nodes, draft)
+    if reason is None:
+        return None
+    names = Names()
+    wants = [(alternative.demand, alternative.min_nodes) for alternative in draft.alternatives]
+    hint = elsewhere_text(placement.elsewhere(nodes, draft, wants), names)
+    return Refusal(why_never(reason, names), hint)
 
 
 @dataclass
@@ -172,6 +192,14 @@ class Forecast:
     suggestions: list[str]
     as_of: datetime  # the moment the queue was found as the answer says
     exact: bool  # from admission's own plan of that moment (else from the last pass's)
+
+
+def forecast_only(draft: QueuedJob) -> Prediction:
+    """The prediction alone (no suggestions, no blockers' names): for the availability
+    panel, which asks it of each spec."""
+    schedule = current_schedule()
+    with _forecast_lock:
+        return forecast(schedule, draft)
 
 
 def explain(draft: QueuedJob, user) -> Forecast:

@@ -202,7 +202,15 @@ class TestNeverFits:
         assert words(missing) == "can never start: no node is named n9"
         too_small = self.reason(spec(1, Demand(32_000, 1024)), node_names=frozenset({"n4"}))
         assert too_small == NeverFits(Shortfall("cpu", 32_000, 16_000, "n4"))
-        elsewhere = self.reason(node_names=frozenset({"n3"}))
+        # A pinned node brings its pool: allowed when the project may use it (the form
+        # offers it), refused with that reason when not.
+        barred = self.reason(node_names=frozenset({"n3"}))
+        assert barred == NeverFits(NoAllowedNode("pool-not-allowed", 5))
+        half = Demand(1000, 1024, slice_divisor=2, model=A100)
+        pinned = {"node_names": frozenset({"n3"}), "allowed_pools": frozenset({5})}
+        assert self.reason(spec(1, half), **pinned) is None
+        both = frozenset({5, 6})
+        elsewhere = self.reason(node_names=frozenset({"n3"}), pool=6, allowed_pools=both)
         assert elsewhere == NeverFits(NoAllowedNode("names-elsewhere", ("n3",)))
 
     def test_driver_model_and_slices(self):
