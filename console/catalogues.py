@@ -27,5 +27,9 @@ def compile_all(locale_dir: Path = LOCALE_DIR) -> int:
 
 if __name__ == "__main__":
     count = compile_all()
-    print(f"Compiled {count} translation catalogue(s).")
+    print(
+        "Compiled 1 translation catalogue."
+        if count == 1
+        else f"Compiled {count} translation catalogues."
+    )
     sys.exit(0 if count else 1)

@@ -21,7 +21,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from console.demo import DEMO_PASSWORD
 
@@ -40,7 +40,11 @@ class UsernameLength:
         username = self.cleaned_data["username"]
         if len(username) > USERNAME_MAX:
             raise forms.ValidationError(
-                _("A username has at most %(max)d characters (this one has %(length)d)."),
+                ngettext(
+                    "A username has at most %(max)d character (this one has %(length)d).",
+                    "A username has at most %(max)d characters (this one has %(length)d).",
+                    USERNAME_MAX,
+                ),
                 params={"max": USERNAME_MAX, "length": len(username)},
                 code="max_length",
             )

@@ -25,19 +25,19 @@ from dataclasses import dataclass
 from django import forms
 from django.core.validators import MaxLengthValidator
 from django.utils.functional import Promise
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
 
 
 @dataclass(frozen=True)
 class NameRule:
     pattern: re.Pattern
     max_length: int
-    message: str | Promise  # with %(max)d
+    message: str | Promise  # with %(max)d; a plural (ngettext_lazy) counted by "max"
 
     def problem(self, value: str) -> str | None:
         if len(value) <= self.max_length and self.pattern.fullmatch(value):
             return None
-        return str(self.message) % {"max": self.max_length}
+        return self.message % {"max": self.max_length}
 
     def __call__(self, value: str) -> None:
         """A form field validator."""
@@ -68,39 +68,73 @@ _REFERENCE = (
 LABEL_VALUE = NameRule(
     re.compile(_LABEL, re.ASCII),
     63,
-    _("Up to %(max)d characters: letters, digits, “-”, “_” and “.”, beginning and ending "
-      "with a letter or digit (no spaces)."),
-)  # fmt: skip
+    ngettext_lazy(
+        "Up to %(max)d character: letters, digits, “-”, “_” and “.”, beginning and "
+        "ending with a letter or digit (no spaces).",
+        "Up to %(max)d characters: letters, digits, “-”, “_” and “.”, beginning and "
+        "ending with a letter or digit (no spaces).",
+        "max",
+    ),
+)
 NODE_NAME = NameRule(
     re.compile(rf"{_DNS_PART}(\.{_DNS_PART})*", re.ASCII),
     253,
-    _("Up to %(max)d characters: lowercase letters, digits, “-” and “.”, each part between "
-      "dots beginning and ending with a letter or digit, like a host name."),
-)  # fmt: skip
+    ngettext_lazy(
+        "Up to %(max)d character: lowercase letters, digits, “-” and “.”, each part "
+        "between dots beginning and ending with a letter or digit, like a host name.",
+        "Up to %(max)d characters: lowercase letters, digits, “-” and “.”, each part "
+        "between dots beginning and ending with a letter or digit, like a host name.",
+        "max",
+    ),
+)
 DNS_LABEL = NameRule(
     re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?", re.ASCII),
     40,
-    _("Up to %(max)d characters: lowercase letters, digits and “-”, starting with a letter "
-      "and not ending with “-”: it becomes a job's name, a host name in distributed jobs."),
-)  # fmt: skip
+    ngettext_lazy(
+        "Up to %(max)d character: lowercase letters, digits and “-”, starting with a "
+        "letter and not ending with “-”: it becomes a job's name, a host name in "
+        "distributed jobs.",
+        "Up to %(max)d characters: lowercase letters, digits and “-”, starting with a "
+        "letter and not ending with “-”: it becomes a job's name, a host name in "
+        "distributed jobs.",
+        "max",
+    ),
+)
 IMAGE_REFERENCE = NameRule(
     re.compile(_REFERENCE, re.ASCII),
     255,
-    _("An image reference such as “registry.example.com/team/pytorch:2.3”: up to %(max)d "
-      "characters, a lowercase repository path, no spaces."),
-)  # fmt: skip
+    ngettext_lazy(
+        "An image reference such as “registry.example.com/team/pytorch:2.3”: up to "
+        "%(max)d character, a lowercase repository path, no spaces.",
+        "An image reference such as “registry.example.com/team/pytorch:2.3”: up to "
+        "%(max)d characters, a lowercase repository path, no spaces.",
+        "max",
+    ),
+)
 KUBERNETES_NAME = NameRule(
     re.compile(_DNS_PART, re.ASCII),
     63,
-    _("Up to %(max)d characters: lowercase letters, digits and “-”, beginning and ending "
-      "with a letter or digit (Kubernetes' rule for this name)."),
-)  # fmt: skip
+    ngettext_lazy(
+        "Up to %(max)d character: lowercase letters, digits and “-”, beginning and "
+        "ending with a letter or digit (Kubernetes' rule for this name).",
+        "Up to %(max)d characters: lowercase letters, digits and “-”, beginning and "
+        "ending with a letter or digit (Kubernetes' rule for this name).",
+        "max",
+    ),
+)
 OBJECT_NAME = NameRule(
     NODE_NAME.pattern,
     253,
-    _("Up to %(max)d characters: lowercase letters, digits, “-” and “.”, each part between "
-      "dots beginning and ending with a letter or digit (Kubernetes' rule for object names)."),
-)  # fmt: skip
+    ngettext_lazy(
+        "Up to %(max)d character: lowercase letters, digits, “-” and “.”, each part "
+        "between dots beginning and ending with a letter or digit (Kubernetes' rule for "
+        "object names).",
+        "Up to %(max)d characters: lowercase letters, digits, “-” and “.”, each part "
+        "between dots beginning and ending with a letter or digit (Kubernetes' rule for "
+        "object names).",
+        "max",
+    ),
+)
 # A domain, "/", and a name of up to 63 characters; Kubernetes keeps kubernetes.io for itself.
 EXTENDED_RESOURCE = NameRule(
     re.compile(
@@ -108,6 +142,13 @@ EXTENDED_RESOURCE = NameRule(
         re.ASCII,
     ),
     253,
-    _("A resource name as nodes advertise it, a domain and a name such as “nvidia.com/gpu” "
-      "or “huawei.com/Ascend910” (up to %(max)d characters, no spaces)."),
-)  # fmt: skip
+    ngettext_lazy(
+        "A resource name as nodes advertise it, a domain and a name such as "
+        "“nvidia.com/gpu” or “huawei.com/Ascend910” (up to %(max)d character, no "
+        "spaces).",
+        "A resource name as nodes advertise it, a domain and a name such as "
+        "“nvidia.com/gpu” or “huawei.com/Ascend910” (up to %(max)d characters, no "
+        "spaces).",
+        "max",
+    ),
+)

@@ -68,9 +68,14 @@ def refusal(kind: str, wait: int) -> str:
     count, seconds = settings.RATE_LIMITS[kind]
     return " ".join(
         [
-            _("Too many %(what)s: at most %(count)d every %(seconds)d seconds, and nothing "
-              "was changed this time.") % {"what": KINDS[kind], "count": count,
-                                           "seconds": seconds},
+            ngettext(
+                "Too many %(what)s: at most %(count)d every %(seconds)d second, and nothing "
+                "was changed this time.",
+                "Too many %(what)s: at most %(count)d every %(seconds)d seconds, and nothing "
+                "was changed this time.",
+                seconds,
+            )
+            % {"what": KINDS[kind], "count": count, "seconds": seconds},
             ngettext("Try again in %(wait)d second.", "Try again in %(wait)d seconds.", wait)
             % {"wait": wait},
         ]

@@ -235,6 +235,10 @@ def main() -> None:
     sys.exit(0 if stopping.is_set() else (gone[1] or 1) if gone else 0)
 
 
+def _attempts(count: int) -> str:
+    return "1 job attempt keeps" if count == 1 else f"{count} job attempts keep"
+
+
 def _say_what_keeps_running() -> None:
     """Jobs on the local backend outlive the console, as they would a cluster's: say so,
     since here they share this machine."""
@@ -247,7 +251,7 @@ def _say_what_keeps_running() -> None:
     running = LocalRunner(settings.RUNS_DIR).supervised()
     if running:
         say(
-            f"{len(running)} job attempt(s) keep running on this machine ({', '.join(running)}); "
+            f"{_attempts(len(running))} running on this machine ({', '.join(running)}); "
             "the next `make run` follows them again. Stop them from their pages."
         )
 

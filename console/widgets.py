@@ -10,6 +10,7 @@ from django import forms
 from django.forms.utils import flatatt
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext_lazy as _
 
 
 class FastSelectMixin:
@@ -54,3 +55,14 @@ def speed_up_selects(form: forms.BaseForm) -> None:
             widget.choices = field.choices
             widget.is_required = field.widget.is_required
             field.widget = widget
+
+
+def word_empty_choices(form: forms.BaseForm) -> None:
+    """The empty option of each single-choice list in the console's words, which say
+    whether a choice is needed (Django's "- Select an option -" has no Chinese)."""
+    for field in form.fields.values():
+        single = isinstance(field, forms.ModelChoiceField) and not isinstance(
+            field, forms.ModelMultipleChoiceField
+        )
+        if single and field.empty_label is not None:
+            field.empty_label = _("— choose —") if field.required else _("— none —")

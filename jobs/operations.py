@@ -12,7 +12,7 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_noop, ngettext
 
 from console import limits
 from console.words import said
@@ -70,12 +70,20 @@ def adjust_duration(job: Job, hours: int, user) -> None:
     if job.status != Status.RUNNING:
         raise NotApplicable(_("Only a running job's duration can be adjusted."))
     if not 1 <= hours <= max(offered):
-        raise NotApplicable(_("Pick from 1 to %(max)s hours.") % {"max": max(offered)})
+        top = max(offered)
+        raise NotApplicable(
+            ngettext("Pick from 1 to %(max)s hour.", "Pick from 1 to %(max)s hours.", top)
+            % {"max": top}
+        )
     started = job.started_at or timezone.now()
     deadline = started + timedelta(hours=hours)
     if deadline <= timezone.now():
         raise NotApplicable(
-            _("The job has run longer than %(n)s hours already: pick a longer duration.")
+            ngettext(
+                "The job has run longer than %(n)s hour already: pick a longer duration.",
+                "The job has run longer than %(n)s hours already: pick a longer duration.",
+                hours,
+            )
             % {"n": hours}
         )
     updated = Job.objects.filter(pk=job.pk, status=Status.RUNNING).update(
@@ -110,7 +118,11 @@ class UrgentCapReached(NotApplicable):
     def __init__(self, project, held: int, cap: int):
         self.project, self.held, self.cap = project, held, cap
         super().__init__(
-            _("Project %(project)s already holds %(held)s urgent jobs; the cap is %(cap)s.")
+            ngettext(
+                "Project %(project)s already holds %(held)s urgent job; the cap is %(cap)s.",
+                "Project %(project)s already holds %(held)s urgent jobs; the cap is %(cap)s.",
+                held,
+            )
             % {"project": project.name, "held": held, "cap": cap}
         )
 

@@ -12,10 +12,12 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from jobs.models import Job, Priority
 from jobs.queue_words import Names, say, why_never
@@ -23,13 +25,18 @@ from jobs.scheduling import core, forecast, never_fits
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
 from jobs.scheduling.db import epoch, load, moment, sched_nodes
 from jobs.scheduling.predict import standing
-from resources.availability import demand_of
+from resources import placement
+from resources.availability import demand_of, project_pools
 from resources.models import Node, NodeSpec
+from resources.placement_words import elsewhere_text
 
 DRAFT_ID = -1
 # A plan older than this is made again even if nothing changed: time moves running jobs
 # towards their ends (and past them, overdue).
 MAX_AGE_SECONDS = 30.0
+# Up to this many queued jobs the plan is admission's own pass (a few hundred ms at most,
+# measured with jobs.scheduling.bench); beyond, the last pass's plan replayed.
+EXACT_QUEUE = 300
 
 _lock = threading.Lock()  # guards _cached
 _build_lock = threading.Lock()  # one rebuild at a time per process; the others wait for it
@@ -45,6 +52,7 @@ class Plan:
     last_change: int  # the newest jobs_queue_change row that snapshot saw
     built: float  # time.monotonic()
     checked_at: datetime  # when it was last found to still hold
+    exact: bool = True  # admission's own pass; else the last pass's plan replayed
 
 
 _cached: Plan | None = None
@@ -100,10 +108,12 @@ def current_plan() -> Plan:
         if plan is not None and _still_holds(plan):  # another thread made it meanwhile
             return _checked(plan)
         state, snapshot, last = _read()
-        schedule = core.schedule(
-            state.nodes, state.running, state.queue, state.now, state.committed
-        )
-        plan = Plan(schedule, snapshot, last, time.monotonic(), timezone.now())
+        # Admission's own pass when it is quick; on a long queue, the last pass's plan
+        # booked again as it stood, and only the jobs submitted since searched for.
+        exact = len(state.queue) <= EXACT_QUEUE
+        make = core.schedule if exact else core.replay
+        schedule = make(state.nodes, state.running, state.queue, state.now, state.committed)
+        plan = Plan(schedule, snapshot, last, time.monotonic(), timezone.now(), exact)
         with _lock:
             _cached = plan
         return plan
@@ -131,7 +141,7 @@ def draft_from(data: dict, project, *, job_id: int = DRAFT_ID) -> QueuedJob | No
     nodes = max(1, min(data.get("node_count") or 1, 1000))
     minimum = data.get("elastic_min_nodes") if data.get("elastic") else None
     minimum = min(minimum, nodes) if minimum else None
-    pools = frozenset(project.pools.values_list("pk", flat=True)) if project else frozenset()
+    pools = project_pools(project)
     return QueuedJob(
         id=job_id,
         alternatives=tuple(Alternative(s.pk, demand_of(s), nodes, minimum) for s in specs),
@@ -150,10 +160,27 @@ def whole_inventory() -> list[SchedNode]:
     return sched_nodes(Node.objects.live())
 
 
-def refusal(draft: QueuedJob) -> str | None:
-    """Why the draft could never start on this inventory, in words; None if it could."""
-    reason = never_fits(whole_inventory(), draft)
-    return why_never(reason) if reason else None
+class Refusal(NamedTuple):
+    """Why a draft could never start, and where it could instead ("" if nowhere)."""
+
+    text: str
+    hint: str
+
+
+def refusal(draft: QueuedJob) -> Refusal | None:
+    """Why the draft could never start on this inventory, in words, with the other places
+    its project may use where it could; None if it could start as it is.
+
+    /cluster/ and the form's availability panel give the same answer
+    (:mod:`resources.placement`)."""
+    nodes = whole_inventory()
+    reason = never_fits(nodes, draft)
+    if reason is None:
+        return None
+    names = Names()
+    wants = [(alternative.demand, alternative.min_nodes) for alternative in draft.alternatives]
+    hint = elsewhere_text(placement.elsewhere(nodes, draft, wants), names)
+    return Refusal(why_never(reason, names), hint)
 
 
 @dataclass
@@ -164,6 +191,15 @@ class Forecast:
     blockers: list[tuple[str, str, object]]  # (name, url or "", ends at)
     suggestions: list[str]
     as_of: datetime  # the moment the queue was found as the answer says
+    exact: bool  # from admission's own plan of that moment (else from the last pass's)
+
+
+def forecast_only(draft: QueuedJob) -> Prediction:
+    """The prediction alone (no suggestions, no blockers' names): for the availability
+    panel, which asks it of each spec."""
+    schedule = current_schedule()
+    with _forecast_lock:
+        return forecast(schedule, draft)
 
 
 def explain(draft: QueuedJob, user) -> Forecast:
@@ -190,6 +226,7 @@ def explain(draft: QueuedJob, user) -> Forecast:
         blockers=describe_blockers(prediction.blockers, user),
         suggestions=_suggestions(prediction, names),
         as_of=plan.checked_at,
+        exact=plan.exact,
     )
 
 
@@ -212,10 +249,21 @@ def _suggestions(prediction: Prediction, names: Names) -> list[str]:
     specs = dict(NodeSpec.objects.values_list("pk", "name"))
     for suggestion in prediction.suggestions:
         if suggestion.kind == "nodes":
-            words.append(_("%(n)s nodes instead would start now.") % {"n": suggestion.value})
+            words.append(
+                ngettext(
+                    "%(n)s node instead would start now.",
+                    "%(n)s nodes instead would start now.",
+                    suggestion.value,
+                )
+                % {"n": suggestion.value}
+            )
         elif suggestion.kind == "elastic":
             words.append(
-                _("Elastic training with at least %(n)s nodes would start now.")
+                ngettext(
+                    "Elastic training with at least %(n)s node would start now.",
+                    "Elastic training with at least %(n)s nodes would start now.",
+                    suggestion.value,
+                )
                 % {"n": suggestion.value}
             )
         elif suggestion.kind == "spec":

@@ -9,10 +9,9 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext_noop
 
 from console import limits
-from console.words import said
+from console.words import counted, said
 from jobs import lifecycle
 from jobs.models import Job, JobEvent, Phase
 from resources.backends.base import BackendError
@@ -36,9 +35,12 @@ def fail_overdue_resubmissions(now=None) -> list[int]:
     ended = []
     for job in overdue:
         message = said(
-            gettext_noop(
+            counted(
+                "Resubmitted after a fault, it waited more than %(n)s minute in the queue: the "
+                "cluster has no room for it. Ended as error.",
                 "Resubmitted after a fault, it waited more than %(n)s minutes in the queue: the "
-                "cluster has no room for it. Ended as error."
+                "cluster has no room for it. Ended as error.",
+                "n",
             ),
             n=minutes,
         )

@@ -1,6 +1,16 @@
 from django.urls import path
 
-from jobs.views import detail, form, lists, operations, outputs, predict, queue, runs
+from jobs.views import (
+    detail,
+    form,
+    form_availability,
+    lists,
+    operations,
+    outputs,
+    predict,
+    queue,
+    runs,
+)
 
 urlpatterns = [
     path("jobs/", lists.job_list, name="job_list"),
@@ -8,6 +18,11 @@ urlpatterns = [
     path("jobs/new/", form.job_new, name="job_new"),
     path("jobs/new/refresh/", form.job_form_refresh, name="job_form_refresh"),
     path("jobs/new/predict/", predict.job_form_predict, name="job_form_predict"),
+    path(
+        "jobs/new/availability/",
+        form_availability.job_form_availability,
+        name="job_form_availability",
+    ),
     path("jobs/<int:pk>/", detail.job_detail, name="job_detail"),
     path("jobs/<int:pk>/live/", runs.job_live, name="job_live"),
     path("jobs/<int:pk>/logs/", runs.job_logs, name="job_logs"),

@@ -1,7 +1,9 @@
 """The availability table of SPEC J25 and the "fits now" summary, for the chosen specs.
 
 A fixed number of queries whatever the number of nodes. Capacity and fit are computed for
-every node from plain values; names, usage and reasons only for the rows on screen.
+every node from plain values; names, usage and reasons only for the rows on screen. Whether
+a spec can start (ever, now) is :mod:`resources.placement`'s answer, per place a job may
+run: the form, its panel, /cluster/ and admission never disagree about a spec.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 from django.utils.translation import gettext as _
 
-from resources import hooks
+from resources import hooks, placement
 from resources.capacity import Demand, NodeState, Shortage, fit_count, shortages, slot_label
 from resources.models import AcceleratorModel, Allocation, Node, NodeSpec, ResourcePool
+from resources.placement_words import Names, elsewhere_text, never_text
 
 IDLE = "idle"
 TIGHT = "tight"
@@ -62,10 +65,39 @@ class NodeRow:
 
 
 @dataclass
+class PlaceAnswer:
+    """One spec in one place a job may run (the shared nodes, a pool, the pinned nodes)."""
+
+    where: placement.Where
+    pool: ResourcePool | None
+    never: str  # why a job could never start here, in words; "" if it could
+    now: int  # replicas that fit at once now: a gang of up to this many starts now
+    nodes: int  # machines with room for at least one replica now
+    need: int = 1  # replicas the job needs at once
+    hints: list[str] = field(default_factory=list)  # where it could start instead
+
+    @property
+    def starts_now(self) -> bool:
+        return not self.never and self.now >= self.need
+
+
+@dataclass
 class SpecSummary:
     spec: NodeSpec
-    nodes: int  # nodes where at least one node of the spec can start now
-    largest_job: int  # most nodes of this spec one gang job could get now
+    answers: list[PlaceAnswer]
+    # The job form's panel only: what the prediction (queue included) says of a job of this
+    # spec submitted now: "now", "queue" (and why), or None (not asked).
+    submitted: str | None = None
+    submitted_why: str = ""
+
+    @property
+    def largest_job(self) -> int:
+        """Most nodes of this spec one gang job could get now, in any one place."""
+        return max((a.now for a in self.answers if not a.never), default=0)
+
+    @property
+    def never(self) -> bool:
+        return all(answer.never for answer in self.answers)
 
 
 @dataclass
@@ -79,73 +111,161 @@ class Availability:
 
 
 def visible_nodes(user, project, nodes=None):
-    """Schedulable nodes a user may run on (of ``nodes``, if given): shared ones, and those
+    """Schedulable nodes a user may see (of ``nodes``, if given): shared ones, and those
     of pools their current project may use. Platform admins see every pool."""
     nodes = Node.objects.schedulable() if nodes is None else nodes
     if user.is_staff:
         return nodes
+    return usable_nodes(project, nodes)
+
+
+def usable_nodes(project, nodes=None):
+    """Schedulable nodes a job of ``project`` may run on (of ``nodes``, if given): the
+    shared ones and those of the pools the project may use — admins' jobs included."""
+    nodes = Node.objects.schedulable() if nodes is None else nodes
     if project is None:
         return nodes.filter(pool__isnull=True)
     allowed = ResourcePool.objects.filter(projects=project).values("pk")
     return nodes.filter(Q(pool__isnull=True) | Q(pool__in=allowed))
 
 
+def project_pools(project) -> frozenset[int]:
+    """The pools a job of ``project`` may name (SPEC J12)."""
+    if project is None:
+        return frozenset()
+    return frozenset(project.pools.values_list("pk", flat=True))
+
+
 NODE_FIELDS = (
     "pk", "name", "cpu_millicores", "memory_mib", "board_count", "slices_per_board",
-    "accelerator_model_id",
+    "accelerator_model_id", "pool_id", "driver_version_id", "status", "cordoned",
 )  # fmt: skip
 
 
-def compute(user, project, *, spec_ids=(), model_ids=()) -> Availability:
+def load_nodes() -> tuple[list[placement.SchedNode], list[placement.SchedNode]]:
+    """Every live node (what a job could ever get) and, of those, the schedulable ones
+    with what they hold now (what it could get now). Two queries."""
+    live, schedulable = [], {}
+    for (
+        pk,
+        name,
+        cpu,
+        memory,
+        boards,
+        slices,
+        model,
+        pool,
+        driver,
+        status,
+        cordoned,
+    ) in Node.objects.live().values_list(*NODE_FIELDS):
+        node = placement.SchedNode(
+            NodeState(pk, name, cpu, memory, boards, slices, model), pool, driver
+        )
+        live.append(node)
+        if status == Node.Status.READY and not cordoned:
+            schedulable[pk] = node
+    for node_id, cpu, memory, slots in (
+        Allocation.objects.live()
+        .filter(node_id__in=schedulable)
+        .values_list("node_id", "cpu_millicores", "memory_mib", "slots")
+    ):
+        state = schedulable[node_id].state
+        state.cpu_used += cpu
+        state.memory_used += memory
+        state.used_slots.update(slots)
+    return live, list(schedulable.values())
+
+
+def compute(
+    user,
+    project,
+    *,
+    spec_ids=(),
+    model_ids=(),
+    rules: placement.Rules | None = None,
+    need: int = 1,
+) -> Availability:
+    """The table and the per-spec answers for the chosen specs (all, if none is chosen).
+
+    Without ``rules`` (/cluster/): every node the user may see, and each spec answered in
+    each place their project's jobs may run. With ``rules`` (the job form's panel): the
+    nodes those rules allow, and each spec answered there for ``need`` nodes at once. The
+    answers are :mod:`resources.placement`'s, the same as the form's and admission's.
+    """
     models = list(AcceleratorModel.objects.live())
     specs = list(NodeSpec.objects.live().select_related("accelerator_model"))
     if model_ids:
         specs = [spec for spec in specs if spec.accelerator_model_id in set(model_ids)]
     chosen = [spec for spec in specs if spec.pk in set(spec_ids)] or specs
-    nodes = visible_nodes(user, project)
+    live, now = load_nodes()
+    pools = project_pools(project)
+    if rules is None:
+        places = placement.places(pools)
+        shown = [n for n in now if user.is_staff or n.pool is None or n.pool in pools]
+    else:
+        places = [rules]
+        allowed = placement.allowed(now, rules)
+        shown = [] if isinstance(allowed, placement.NoAllowedNode) else allowed
     if model_ids:
-        nodes = nodes.filter(accelerator_model__in=model_ids)
-    states = {
-        pk: NodeState(pk, name, cpu, memory, boards, slices, model)
-        for pk, name, cpu, memory, boards, slices, model in nodes.values_list(*NODE_FIELDS)
-    }
-    for node_id, cpu, memory, slots in (
-        Allocation.objects.live()
-        .filter(node__in=nodes)
-        .values_list("node_id", "cpu_millicores", "memory_mib", "slots")
-    ):
-        state = states[node_id]
-        state.cpu_used += cpu
-        state.memory_used += memory
-        state.used_slots.update(slots)
+        shown = [n for n in shown if n.state.model in set(model_ids)]
+    rows = _rows([n.state for n in shown], specs, chosen)
+    names = Names()
+    pool_objects = ResourcePool.objects.in_bulk([w.pool for w in places if w.pool])
+    summaries = []
+    for spec in chosen:
+        demand = demand_of(spec)
+        answers = []
+        for where in places:
+            never = placement.never(live, where, [(demand, need)])
+            usable = placement.allowed(now, where)
+            usable = [] if isinstance(usable, placement.NoAllowedNode) else usable
+            counts = [fit_count(demand, node.state) for node in usable]
+            hints = []
+            if never and rules is not None:
+                hints.append(
+                    elsewhere_text(placement.elsewhere(live, where, [(demand, need)]), names)
+                )
+            answers.append(
+                PlaceAnswer(
+                    where=where,
+                    pool=pool_objects.get(where.pool),
+                    never=never_text(never, names) if never else "",
+                    now=sum(counts),
+                    nodes=sum(1 for count in counts if count),
+                    need=need,
+                    hints=[hint for hint in hints if hint],
+                )
+            )
+        summaries.append(SpecSummary(spec, answers))
+    return Availability(
+        rows=rows,
+        chosen=chosen,
+        specs=specs,
+        summaries=summaries,
+        models=models,
+        demand=hooks.queued_demand(),
+    )
+
+
+def _rows(states: list[NodeState], specs: list[NodeSpec], chosen: list[NodeSpec]) -> list[NodeRow]:
     # A node is only asked about specs of its own accelerator model (or CPU-only ones).
     by_model: dict[int | None, list[tuple[NodeSpec, Demand]]] = defaultdict(list)
     for spec in specs:
         by_model[spec.accelerator_model_id].append((spec, demand_of(spec)))
     chosen_ids = {spec.pk for spec in chosen}
-    totals: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     rows = []
-    for state in states.values():
+    for state in states:
         row = NodeRow(state=state)
         candidates = by_model[None] + (by_model[state.model] if state.model else [])
         for spec, demand in candidates:
-            count = fit_count(demand, state)
-            if count:
+            if fit_count(demand, state):
                 row.fitting.append(spec)
-                totals[spec.pk][0] += 1
-                totals[spec.pk][1] += count
                 if spec.pk in chosen_ids:
                     row.status = IDLE
         rows.append(row)
     rows.sort(key=lambda row: (row.status != IDLE, row.state.name))
-    return Availability(
-        rows=rows,
-        chosen=chosen,
-        specs=specs,
-        summaries=[SpecSummary(spec, *totals[spec.pk]) for spec in chosen],
-        models=models,
-        demand=hooks.queued_demand(),
-    )
+    return rows
 
 
 def describe_rows(rows: list[NodeRow], chosen: list[NodeSpec]) -> None:

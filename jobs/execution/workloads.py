@@ -69,7 +69,7 @@ def build(job: Job, number: int, subtask=None) -> Workload:
     replicas = []
     workers = [r for r in plan.replicas if r.role == "worker"]
     if len(workers) != len(placed):
-        raise ValueError(f"{len(workers)} worker(s) planned but {len(placed)} node(s) reserved")
+        raise ValueError(f"workers planned: {len(workers)}; nodes reserved: {len(placed)}")
     for replica in plan.replicas:
         if replica.role == "worker":
             node, boards = placed[replica.index]

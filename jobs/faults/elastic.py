@@ -19,10 +19,9 @@ from datetime import datetime
 from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from django.utils.translation import gettext_noop
 
 from console import limits
-from console.words import said
+from console.words import counted, said
 from jobs.faults import recovery
 from jobs.faults.policy import Cause
 from jobs.models import Attempt, Job, Phase
@@ -74,7 +73,11 @@ def grow(now: datetime | None = None) -> list[int]:
         if (now - since).total_seconds() < wait:
             continue
         message = said(
-            gettext_noop("%(more)s more node(s) are free: growing from %(old)s to %(new)s nodes."),
+            counted(
+                "%(more)s more node is free: growing from %(old)s to %(new)s.",
+                "%(more)s more nodes are free: growing from %(old)s to %(new)s.",
+                "more",
+            ),
             more=count - job.node_count,
             old=job.node_count,
             new=count,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.utils.translation import gettext_noop
 
 from console import limits
-from console.words import said
+from console.words import counted, said
 from jobs import lifecycle
 from jobs.faults import recovery
 from jobs.models import Job, JobEvent
@@ -35,8 +35,10 @@ FAILED = {
         "Precheck %(item)s failed on %(nodes)s: %(free)s free, needs more than %(needed)s."
     ),
     "ulimit": gettext_noop("Precheck ulimit failed on %(nodes)s: too low: %(value)s."),
-    "gpu-check": gettext_noop(
-        "Precheck gpu-check failed on %(nodes)s: %(value)s of %(needed)s boards visible."
+    "gpu-check": counted(
+        "Precheck gpu-check failed on %(nodes)s: %(value)s of %(needed)s board visible.",
+        "Precheck gpu-check failed on %(nodes)s: %(value)s of %(needed)s boards visible.",
+        "needed",
     ),
 }
 UNMEASURED = gettext_noop(

@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from console import limits
-from console.words import Said, said
+from console.words import Said, counted, said
 from jobs import hooks, lifecycle
 from jobs.faults.policy import Action, Cause, Decision, Options, classify, decide
 from jobs.models import Attempt, FaultRecord, Job, JobEvent, Phase
@@ -157,7 +157,10 @@ def _interruption_words(job: Job, cause: Cause, decision: Decision, message: str
 
 def _why_not(decision: Decision) -> Said:
     if decision.why == "spent":
-        return said(gettext_noop("all %(n)s of its recoveries are used."), n=decision.allowed)
+        return said(
+            counted("its only recovery is used.", "all %(n)s of its recoveries are used.", "n"),
+            n=decision.allowed,
+        )
     return said(gettext_noop("it has neither checkpoint resume nor fault restart."))
 
 
@@ -320,9 +323,12 @@ def requeue(job: Job, decision: Decision, record: FaultRecord | None = None) -> 
         )
     else:
         via = Phase.RESUMING
-        text = gettext_noop(
+        text = counted(
+            "Growing to %(nodes)s node: back in the queue, ahead of the jobs of its "
+            "priority; it continues from its last checkpoint.",
             "Growing to %(nodes)s nodes: back in the queue, ahead of the jobs of its "
-            "priority; it continues from its last checkpoint."
+            "priority; it continues from its last checkpoint.",
+            "nodes",
         )
     message = said(text, used=decision.used, allowed=decision.allowed, nodes=job.requested_nodes)
     fields = {

@@ -33,7 +33,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from console import limits
-from console.words import said
+from console.words import counted, said
 from jobs import lifecycle
 from jobs.faults import alerts, recovery
 from jobs.faults.policy import ISOLATING, Cause
@@ -261,16 +261,22 @@ def _act(attempt: Attempt, kind: str, value: float, state: dict, caps) -> bool:
     return interrupted
 
 
-PERFORMANCE_FOUND = gettext_noop(
+PERFORMANCE_FOUND = counted(
+    "Hardware time / e2e time was above the threshold %(threshold)s for %(n)s iteration in a "
+    "row (last %(ratio)s).",
     "Hardware time / e2e time was above the threshold %(threshold)s for %(n)s iterations in a "
-    "row (last %(ratio)s)."
+    "row (last %(ratio)s).",
+    "n",
 )
 HANG_FOUND = gettext_noop(
     "No progress line for %(seconds)s s (an iteration takes %(median)s s): the job seems hung."
 )
-PERFORMANCE_ALERT = gettext_noop(
+PERFORMANCE_ALERT = counted(
+    "Hardware time / e2e time was above the threshold %(threshold)s for %(n)s iteration in a "
+    "row (last %(ratio)s). It keeps running (policy: alert only); %(told)s.",
     "Hardware time / e2e time was above the threshold %(threshold)s for %(n)s iterations in a "
-    "row (last %(ratio)s). It keeps running (policy: alert only); %(told)s."
+    "row (last %(ratio)s). It keeps running (policy: alert only); %(told)s.",
+    "n",
 )
 HANG_ALERT = gettext_noop(
     "No progress line for %(seconds)s s (an iteration takes %(median)s s): the job seems hung. "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Q
 
 from console.sharing import Access
-from resources.availability import visible_nodes
+from resources.availability import usable_nodes
 from resources.models import (
     AcceleratorModel,
     Algorithm,
@@ -96,4 +96,6 @@ def pools(project):
 
 
 def nodes(user, project):
-    return visible_nodes(user, project).order_by("name")
+    """Nodes a job of the project may be pinned to: shared ones and its pools' (SPEC J10).
+    An admin sees every pool on /cluster/, but their jobs run by their project's rules."""
+    return usable_nodes(project).order_by("name")

@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from console import limits
 from console.sharing import Access
-from console.widgets import speed_up_selects
+from console.widgets import speed_up_selects, word_empty_choices
 from jobs.forms import choices, rows, rules
 from jobs.models import JobType, Mode, PerformancePolicy, Priority
 from resources import storage
@@ -166,14 +166,11 @@ class JobForm(forms.Form):
         ) % {"factor": self.limits.hang_factor, "seconds": self.limits.hang_min_seconds}
         source = self.data if self.is_bound else self.initial
         self._add_rows(source)
-        for field in self.fields.values():
-            if isinstance(field, forms.ModelChoiceField) and not isinstance(
-                field, forms.ModelMultipleChoiceField
-            ):
-                field.empty_label = _("— choose —") if field.required else _("— none —")
-        # Optional in the form only because batch jobs pick theirs per sub-task.
+        word_empty_choices(self)
+        # Optional in the form only because the rules require them (a regular job's
+        # algorithm, each sub-task's, each dataset row's version): the driver is optional.
         for name, field in self.fields.items():
-            if name == "algorithm" or name.endswith("_algorithm") or name.endswith("_version"):
+            if name == "algorithm" or name.startswith(("subtask_", "dataset_")):
                 field.empty_label = _("— choose —")
         self.fields["output_path"].widget.attrs.update(
             placeholder=_("%(folder)s/<job name>-<id> (new)")
@@ -206,6 +203,31 @@ class JobForm(forms.Form):
             self.fields[rows.DATASETS.name(i, "read_only")] = forms.BooleanField(
                 label=_("Read-only"), required=False
             )
+
+    @property
+    def required_now(self) -> set[str]:
+        """Fields the rules (``rules.py``) require for what is typed now, which the fields
+        cannot say themselves: the form marks them, and the rules word their errors."""
+        names = set()
+        if self.value("job_type") == JobType.BATCH:
+            for i in range(self.subtask_count):
+                names |= {rows.SUBTASKS.name(i, "algorithm"), rows.SUBTASKS.name(i, "command")}
+        else:
+            names |= {"algorithm", "command"}
+        names |= {rows.DATASETS.name(i, "version") for i in range(self.dataset_count)}
+        if self._ticked("resume_enabled"):
+            names |= {"pool", "max_resumes"}
+            if self._ticked("elastic"):
+                names.add("elastic_min_nodes")
+            if self._ticked("perf_detection"):
+                names |= {"perf_threshold", "perf_policy"}
+        if self._ticked("fault_restart_enabled"):
+            names.add("max_restarts")
+        return names
+
+    def _ticked(self, name: str) -> bool:
+        """As the template decides what to show (``form.current``)."""
+        return bool(self.value(name))
 
     def subtask_rows(self):
         return [

@@ -140,9 +140,12 @@ def check_priority(form, data) -> None:
 
 
 def urgent_cap_message(project, held: int, cap: int) -> str:
-    return _(
+    return ngettext(
+        "Project %(project)s already holds %(held)s urgent job (queued or running); "
+        "the cap is %(cap)s. Pick “normal”, or wait for it to end.",
         "Project %(project)s already holds %(held)s urgent jobs (queued and running); "
-        "the cap is %(cap)s. Pick “normal”, or wait for one to end."
+        "the cap is %(cap)s. Pick “normal”, or wait for one to end.",
+        held,
     ) % {"project": project.name, "held": held, "cap": cap}
 
 
@@ -237,7 +240,11 @@ def check_recovery(form, data) -> None:
     if graceful is not None and graceful > caps.max_graceful_shutdown_seconds:
         form.add_error(
             "graceful_shutdown_seconds",
-            _("At most %(cap)s seconds (the platform's limit).")
+            ngettext(
+                "At most %(cap)s second (the platform's limit).",
+                "At most %(cap)s seconds (the platform's limit).",
+                caps.max_graceful_shutdown_seconds,
+            )
             % {"cap": caps.max_graceful_shutdown_seconds},
         )
 

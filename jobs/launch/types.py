@@ -110,9 +110,10 @@ class LaunchPlan:
     def summary(self, width: int = 100) -> str:
         """A few lines for the detail page: one block per replica."""
         workers = [r for r in self.replicas if r.role == "worker"]
-        lines = [f"{self.mode}: {len(workers)} worker(s), {len(self.replicas)} replica(s)"]
+        lines = [f"{self.mode}: {_count(len(workers), 'worker')}, "
+                 f"{_count(len(self.replicas), 'replica')}"]  # fmt: skip
         for replica in self.replicas:
-            boards = f", {replica.boards:g} board(s)" if replica.boards else ""
+            boards = f", {_count(replica.boards, 'board')}" if replica.boards else ""
             lines.append(
                 f"{replica.label} ({replica.address}): {replica.cpu_millicores}m CPU, "
                 f"{replica.memory_mib} MiB{boards}"
@@ -155,3 +156,8 @@ class LaunchPlan:
                 for r in self.replicas
             ],
         }
+
+
+def _count(number: float, noun: str) -> str:
+    """ "1 worker", "2 workers", "0.5 boards": the plan summary is English, for operators."""
+    return f"{number:g} {noun}" if number == 1 else f"{number:g} {noun}s"

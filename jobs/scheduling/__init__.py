@@ -11,6 +11,7 @@ from jobs.scheduling.core import (
     admit,
     order,
     plan,
+    replay,
     schedule,
 )
 from jobs.scheduling.data import (
@@ -66,6 +67,7 @@ __all__ = [
     "order",
     "plan",
     "predict",
+    "replay",
     "schedule",
     "words",
 ]

@@ -107,21 +107,36 @@ class Schedule:
                 self.profile.add(info.index, (job.id, k), item)
                 self.running.append((info.index, item))
 
-    def run(self, queue: Iterable[QueuedJob], committed: Mapping[int, Reservation]) -> None:
-        """Plan the queue: the longest head of it whose promises still hold is booked
-        again and compressed; the rest is searched for afresh."""
+    def run(
+        self,
+        queue: Iterable[QueuedJob],
+        committed: Mapping[int, Reservation],
+        *,
+        replay: bool = False,
+    ) -> None:
+        """Plan the queue. ``replay``: re-book every valid commitment as it is and search
+        only for the other jobs (no compression): a stored plan rebuilt, not a pass."""
         self.order = order(queue)
         self.keys = [job.queue_key for job in self.order]
         kept = 0
+        unkept = []
         for job in self.order:
             held = committed.get(job.id)
-            if held is None or not self._recommit(job, held):
+            if held is not None and self._recommit(job, held):
+                kept += 1
+            elif replay:
+                # Searched for after every promise is booked again: in between, they would
+                # take the room later promises hold and set off a cascade of searches.
+                unkept.append(job)
+            else:
                 break
-            kept += 1
-        for job in self.order[:kept]:
-            self._compress(job)
-        for job in self.order[kept:]:
+        for job in unkept:
             self._fresh(job)
+        if not replay:
+            for job in self.order[:kept]:
+                self._compress(job)
+            for job in self.order[kept:]:
+                self._fresh(job)
         self._settle()
         self._finish()
 
@@ -395,6 +410,24 @@ def schedule(
     for job in running:
         result.hold(job, overdue)
     result.run(queue, committed or {})
+    return result
+
+
+@without_gc
+def replay(
+    nodes: Sequence[SchedNode],
+    running: Iterable[RunningJob],
+    queue: Iterable[QueuedJob],
+    now: float,
+    committed: Mapping[int, Reservation],
+) -> Schedule:
+    """The last pass's plan rebuilt from the reservations it returned, for predictions
+    between passes: valid reservations are re-booked as they are, only the other jobs
+    (submitted since) are searched for, and nothing is compressed — so it is cheap."""
+    result = Schedule(nodes, now)
+    for job in running:
+        result.hold(job)
+    result.run(queue, committed, replay=True)
     return result
 
 

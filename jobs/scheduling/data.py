@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from jobs.scheduling.reasons import Reason
-from resources.capacity import Demand, NodeState
+from resources.capacity import Demand
+
+# The scheduler's node is placement's, which /cluster/ asks too (re-exported here).
+from resources.placement import SchedNode as SchedNode
 
 NORMAL, URGENT, VERY_URGENT = 0, 1, 2
 
@@ -23,29 +26,6 @@ class Placement(NamedTuple):
     cpu: int
     memory: int
     slots: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class SchedNode:
-    """A schedulable node.
-
-    ``state`` gives the node's capacity. Its usage fields (``cpu_used``, ``memory_used``,
-    ``used_slots``) count what is held *outside* the running jobs passed alongside it
-    (development environments, TensorBoards): such holdings have no known end, so the
-    scheduler treats them as held for ever. Running jobs' holdings must not be in it too.
-    """
-
-    state: NodeState
-    pool: int | None = None  # dedicated pool id; None = shared
-    driver: int | None = None  # driver version id
-
-    @property
-    def id(self) -> int:
-        return self.state.id
-
-    @property
-    def name(self) -> str:
-        return self.state.name
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone, translation
-from django.utils.translation import gettext_noop
 
-from console.words import said
+from console.words import counted, said
 from jobs import lifecycle
 from jobs.models import Job, JobSpecChoice, Phase, Status
 from jobs.queue_words import Names, say, to_json
@@ -280,7 +279,11 @@ def _admit(admission, state: State, spec_names: dict[int, str]) -> bool:
     job = Job(pk=admission.job_id, phase=Phase.QUEUED, name=state.names[admission.job_id])
     nodes = len(admission.placements)
     message = said(
-        gettext_noop("Admitted on %(spec)s: %(n)s node(s) reserved."),
+        counted(
+            "Admitted on %(spec)s: %(n)s node reserved.",
+            "Admitted on %(spec)s: %(n)s nodes reserved.",
+            "n",
+        ),
         spec=spec_names.get(admission.spec_id, admission.spec_id),
         n=nodes,
     )

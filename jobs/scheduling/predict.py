@@ -27,9 +27,10 @@ from jobs.scheduling.data import (
     SchedNode,
     Suggestion,
 )
-from jobs.scheduling.profile import NodeInfo, Profile, Timeline
-from jobs.scheduling.reasons import NeverFits, NoAllowedNode
-from jobs.scheduling.rules import allowed, never_reason, static_reason, wait_reason
+from jobs.scheduling.profile import Profile, Timeline
+from jobs.scheduling.reasons import NeverFits
+from jobs.scheduling.rules import never_reason, wait_reason
+from resources import placement
 
 
 def never_fits(nodes: Sequence[SchedNode], draft: QueuedJob) -> NeverFits | None:
@@ -37,19 +38,11 @@ def never_fits(nodes: Sequence[SchedNode], draft: QueuedJob) -> NeverFits | None
 
     Pass the whole inventory: the form refuses such a draft instead of queueing it for ever
     (more boards per node than any allowed node has, a pool with no nodes, pinned node names
-    that do not exist or cannot hold it...).
+    that do not exist or cannot hold it...). The same answer as /cluster/'s and admission's:
+    :func:`resources.placement.never`.
     """
-    return _never([NodeInfo(i, n.state, n.pool, n.driver) for i, n in enumerate(nodes)], draft)
-
-
-def _never(infos: Sequence[NodeInfo], draft: QueuedJob) -> NeverFits | None:
-    nodes = allowed(infos, draft)
-    if isinstance(nodes, NoAllowedNode):
-        return NeverFits(nodes)
-    reasons = [static_reason(nodes, alternative, base=False) for alternative in draft.alternatives]
-    if any(reason is None for reason in reasons):
-        return None
-    return NeverFits(reasons[0])
+    wants = [(alternative.demand, alternative.min_nodes) for alternative in draft.alternatives]
+    return placement.never(nodes, draft, wants)
 
 
 def predict(
@@ -81,7 +74,7 @@ def forecast(
     """:func:`predict` from a pass already made."""
     keys = schedule.keys
     position, length = bisect_left(keys, draft.queue_key) + 1, len(keys) + 1
-    never = _never(schedule.infos, draft)
+    never = never_fits(schedule.nodes, draft)
     if never is not None:
         return Prediction(False, None, position, length, None, never)
     profile = ahead(schedule, position)

@@ -8,58 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True)
-class Shortfall:
-    """No allowed node can take one replica: on the closest one, ``resource`` is short.
-
-    ``resource`` is one of "boards", "cpu" (millicores) or "memory" (MiB). For boards,
-    ``model`` is the accelerator model and ``slices`` the slicing (a 1/``slices`` board
-    when above 1).
-    """
-
-    resource: str
-    need: int
-    best_free: int
-    node_name: str | None
-    model: int | None = None
-    slices: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class TooFewNodes:
-    """Some allowed nodes can take a replica, but fewer than the job needs at once."""
-
-    need: int
-    fit: int
-
-
-@dataclass(frozen=True, slots=True)
-class NoAllowedNode:
-    """No node satisfies a placement rule of the job.
-
-    ``rule``: "pool-not-allowed" (the project may not use the pool), "empty-pool" (the pool,
-    or the shared part when ``value`` is None, has no schedulable node), "unknown-names"
-    (``value``: the pinned names that do not exist), "names-elsewhere" (the pinned nodes are
-    not in the job's pool), "driver" (no allowed node has driver ``value``), "model" (no
-    allowed node has boards of model ``value``), "slices" (none slices its boards in
-    ``value``).
-    """
-
-    rule: str
-    value: object = None
+# Why a spec cannot start is the placement rules' answer, shared with /cluster/.
+from resources.placement import NeverFits, NoAllowedNode, Shortfall, TooFewNodes
 
 
 @dataclass(frozen=True, slots=True)
 class HeldForQueue:
     """It fits on free resources now, but starting it would delay jobs ahead of it."""
-
-
-@dataclass(frozen=True, slots=True)
-class NeverFits:
-    """The job can never start on this inventory, even with every node idle."""
-
-    cause: Shortfall | TooFewNodes | NoAllowedNode
 
 
 Reason = Shortfall | TooFewNodes | NoAllowedNode | HeldForQueue | NeverFits

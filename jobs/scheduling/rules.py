@@ -1,7 +1,9 @@
 """Which nodes a job may use (SPEC J10–J12), and why it cannot start when none will do.
 
-Placement rules come first (pool, pinned names, driver), then capacity: a node is *capable*
-of an alternative when one replica fits on it once everything with a known end has left.
+The rules and the reasons are :mod:`resources.placement`'s, which the form and /cluster/
+ask too; this module applies them to the scheduler's flattened nodes and timelines. A node
+is *capable* of an alternative when one replica fits on it once everything with a known
+end has left.
 """
 
 from __future__ import annotations
@@ -19,7 +21,12 @@ from jobs.scheduling.reasons import (
     Shortfall,
     TooFewNodes,
 )
-from resources.capacity import Demand, NodeState, shortages
+from resources import placement
+from resources.capacity import Demand
+from resources.placement import RANK
+
+# Re-exported: shortfall_now below is property-tested against it.
+from resources.placement import shortfall as shortfall
 
 if TYPE_CHECKING:
     from jobs.scheduling.core import Schedule
@@ -27,32 +34,14 @@ if TYPE_CHECKING:
 
 def rule_key(job: QueuedJob) -> tuple:
     """What the placement rules depend on: jobs with the same key may use the same nodes."""
-    return (job.pool, job.pool in job.allowed_pools, job.driver, job.node_names)
+    pools = job.allowed_pools if job.node_names else None  # pinned nodes bring their pools
+    return (job.pool, job.pool in job.allowed_pools, job.driver, job.node_names, pools)
 
 
 def allowed(infos: Sequence[NodeInfo], job: QueuedJob) -> list[NodeInfo] | NoAllowedNode:
-    """The nodes the job's pool, pinned names and driver allow, or the rule that leaves none.
-
-    A job with a pool runs only in that pool, which its project must be allowed to use; a
-    job without one runs on shared nodes only.
-    """
-    if job.pool is not None and job.pool not in job.allowed_pools:
-        return NoAllowedNode("pool-not-allowed", job.pool)
-    nodes = [info for info in infos if info.pool == job.pool]
-    if not nodes:
-        return NoAllowedNode("empty-pool", job.pool)
-    if job.node_names:
-        unknown = job.node_names - {info.name for info in infos}
-        if unknown:
-            return NoAllowedNode("unknown-names", tuple(sorted(unknown)))
-        nodes = [info for info in nodes if info.name in job.node_names]
-        if not nodes:
-            return NoAllowedNode("names-elsewhere", tuple(sorted(job.node_names)))
-    if job.driver is not None:
-        nodes = [info for info in nodes if info.driver == job.driver]
-        if not nodes:
-            return NoAllowedNode("driver", job.driver)
-    return nodes
+    """The nodes the job's pool, pinned names and driver allow (:func:`placement.allowed`,
+    the rules the form and /cluster/ apply too), or the rule that leaves none."""
+    return placement.allowed(infos, job)
 
 
 def idle_count(demand: Demand, info: NodeInfo, base: bool) -> int:
@@ -65,50 +54,13 @@ def idle_count(demand: Demand, info: NodeInfo, base: bool) -> int:
 def static_reason(
     nodes: Sequence[NodeInfo], alternative: Alternative, base: bool
 ) -> Shortfall | TooFewNodes | NoAllowedNode | None:
-    """Why the alternative cannot start even with the allowed nodes idle; None if it can."""
-    demand = alternative.demand
-    counts = [(info, idle_count(demand, info, base)) for info in nodes]
-    total = sum(count for _, count in counts)
-    if total >= alternative.min_nodes:
-        return None
-    if demand.wants_boards:
-        nodes = [info for info in nodes if info.model == demand.model]
-        if not nodes:
-            return NoAllowedNode("model", demand.model)
-        if demand.slice_divisor > 1:
-            nodes = [info for info in nodes if info.slices == demand.slice_divisor]
-            if not nodes:
-                return NoAllowedNode("slices", demand.slice_divisor)
-    if total:
-        return TooFewNodes(alternative.min_nodes, total)
+    """Why the alternative cannot start even with the allowed nodes idle (but for their
+    base usage when ``base``); None if it can."""
     if base:
         states = [info.state(info.base_cpu, info.base_mem, info.base_mask) for info in nodes]
     else:
         states = [info.state(0, 0, 0) for info in nodes]
-    return shortfall(demand, states)
-
-
-# Boards matter most to people reading the reason, then CPU, then memory.
-_RANK = {"boards": 0, "cpu": 1, "memory": 2}
-
-
-def shortfall(demand: Demand, states: Sequence[NodeState]) -> Shortfall:
-    """The shortage on the node closest to taking one replica (fewest short resources)."""
-
-    def closeness(state: NodeState) -> tuple:
-        short = sorted(shortages(demand, state), key=lambda s: _RANK.get(s.resource, -1))
-        return (len(short), _RANK.get(short[0].resource, -1), -short[0].free, state.id)
-
-    best = min(states, key=closeness)
-    top = min(shortages(demand, best), key=lambda s: _RANK.get(s.resource, -1))
-    return Shortfall(
-        resource=top.resource,
-        need=top.need,
-        best_free=top.free,
-        node_name=best.name,
-        model=demand.model if demand.wants_boards else None,
-        slices=demand.slice_divisor,
-    )
+    return placement.why_not(states, alternative.demand, alternative.min_nodes)
 
 
 def never_reason(infos: Sequence[NodeInfo], job: QueuedJob) -> Reason:
@@ -178,7 +130,7 @@ def shortfall_now(demand: Demand, timelines: Sequence) -> Shortfall:
 
 
 def _rank(short: tuple[str, int, int]) -> int:
-    return _RANK.get(short[0], -1)
+    return RANK.get(short[0], -1)
 
 
 def _shortages(demand: Demand, info: NodeInfo, cpu: int, mem: int, mask: int) -> list[tuple]:

@@ -1,6 +1,7 @@
 """Words for the command rule's problems, in the user's language."""
 
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from jobs.validation.command import CommandProblem
 
@@ -9,9 +10,11 @@ def describe(problem: CommandProblem) -> str:
     if problem.code == "empty":
         return _("Enter the command to run.")
     if problem.code == "too_long":
-        return _("The command is too long (%(n)s characters; at most 10,000).") % {
-            "n": problem.detail
-        }
+        return ngettext(
+            "The command is too long (%(n)s character; at most 10,000).",
+            "The command is too long (%(n)s characters; at most 10,000).",
+            int(problem.detail),
+        ) % {"n": problem.detail}
     if problem.code == "quote":
         return _("A quote is not closed.")
     if problem.code == "assignment":

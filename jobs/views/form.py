@@ -54,6 +54,9 @@ def _render(
             "cloned_from": cloned_from,
             "already_submitted": already,
             "resume": resume,
+            # The availability panel stays open across the form's refreshes and submits.
+            "availability_open": form.data.get("availability") == "1",
+            "availability_rows": form.data.get("availability_rows", ""),
         },
         fragment=fragment,
         status=status,
@@ -92,7 +95,8 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=Fal
         draft = prediction.draft_from(form.cleaned_data, project) if form.is_valid() else None
         refusal = prediction.refusal(draft) if draft else None
         if refusal:
-            form.add_error("specs", _("This job could never start: %(why)s.") % {"why": refusal})
+            message = _("This job could never start: %(why)s.") % {"why": refusal.text}
+            form.add_error("specs", f"{message} {refusal.hint}".strip())
         if form.is_valid():
             try:
                 job = create_job(

@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from console import names
@@ -73,7 +74,8 @@ def job_duration(request: HttpRequest, pk: int) -> HttpResponse:
         operations.adjust_duration(job, hours, request.user)
     except operations.NotApplicable as exc:
         return _refused(request, job, exc)
-    return _done(request, job, _("Duration is now %(n)s hours.") % {"n": hours})
+    text = ngettext("Duration is now %(n)s hour.", "Duration is now %(n)s hours.", hours)
+    return _done(request, job, text % {"n": hours})
 
 
 @require_http_methods(["POST"])

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext, ngettext_lazy
 
 from console import limits, names
 from console.models import Project
@@ -36,9 +37,14 @@ PATH_MAX = 500  # the model fields' length
 FOLDER = names.NameRule(
     FOLDER_NAME,
     FOLDER_NAME_MAX,
-    _("Up to %(max)d characters: letters, digits, “-”, “_” and “.”, not beginning with “.” "
-      "(no spaces or “/”): it becomes a folder name in jobs."),
-)  # fmt: skip
+    ngettext_lazy(
+        "Up to %(max)d character: letters, digits, “-”, “_” and “.”, not beginning with “.” "
+        "(no spaces or “/”): it becomes a folder name in jobs.",
+        "Up to %(max)d characters: letters, digits, “-”, “_” and “.”, not beginning with “.” "
+        "(no spaces or “/”): it becomes a folder name in jobs.",
+        "max",
+    ),
+)
 
 
 def _clean_path(value: str, user) -> str:
@@ -52,7 +58,13 @@ def _clean_path(value: str, user) -> str:
         raise forms.ValidationError(PATH_ERRORS[exc.code], code=exc.code) from None
     if len(path) > PATH_MAX:
         raise forms.ValidationError(
-            _("At most %(max)d characters, please."), params={"max": PATH_MAX}, code="max_length"
+            ngettext(
+                "At most %(max)d character, please.",
+                "At most %(max)d characters, please.",
+                PATH_MAX,
+            ),
+            params={"max": PATH_MAX},
+            code="max_length",
         )
     try:
         storage.check_writable(user, path)

@@ -9,6 +9,7 @@ from django import forms
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from console.widgets import word_empty_choices
 from resources import faults
 from resources.models import Allocation, FaultKind, Node, NodeFault
 
@@ -56,6 +57,7 @@ class FaultForm(forms.Form):
         ):
             jobs[node_id].append(label)
         field.jobs = jobs
+        word_empty_choices(self)
 
     def clean(self):
         data = super().clean()

@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from console import limits, names
 from console.models import Project
+from console.widgets import word_empty_choices
 from resources import runtimes
 from resources.models import (
     AcceleratorModel,
@@ -33,6 +34,7 @@ class NameRules:
         super().__init__(*args, **kwargs)
         for name, rule in self.name_rules.items():
             rule.apply(self.fields[name])
+        word_empty_choices(self)
 
 
 class AcceleratorModelForm(NameRules, forms.ModelForm):
@@ -121,6 +123,7 @@ class NodeSettingsForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["pool"].queryset = ResourcePool.objects.live()
+        word_empty_choices(self)
 
 
 class ResourcePoolForm(NameRules, forms.ModelForm):

@@ -96,7 +96,7 @@ def test_admin_adds_and_tests_a_cluster(tab, root, api):
     assert page.input_value("#id_description") == "A100 racks in the east hall"
     assert page.input_value("#id_token") == ""
     assert TOKEN not in page.content()
-    assert visible(tab, "#id_token_help")
+    assert visible(tab, "#id_token_helptext")
     shot(tab, "1-new-with-error")
 
     page.fill("#id_api_url", api.url)

@@ -108,6 +108,7 @@ def test_unknown_address_gets_404_page(client, alice):
         ("post", "/jobs/new/", 422, "You are in no project"),
         ("post", "/jobs/new/refresh/", 200, ""),
         ("post", "/jobs/new/predict/", 200, ""),
+        ("post", "/jobs/new/availability/", 200, ""),
         ("get", "/queue/", 403, ""),
         ("get", "/cluster/", 200, ""),
     ],

@@ -33,6 +33,9 @@ JOB_FORM = {
     ),
     rows.SUBTASKS.count_field(),
     rows.DATASETS.count_field(),
+    # The availability panel's state, kept in the form across its refreshes.
+    "availability",
+    "availability_rows",
 }
 CATALOG_FORMS = {
     name
@@ -75,6 +78,7 @@ PARAMETERS: dict[str, set[str]] = {
     "job_new": JOB_FORM,
     "job_form_refresh": JOB_FORM,
     "job_form_predict": JOB_FORM,
+    "job_form_availability": JOB_FORM,
     "job_clone": JOB_FORM,
     "job_from_devenv": JOB_FORM,
     "job_detail": {"attempt", "replica"},
@@ -94,7 +98,7 @@ PARAMETERS: dict[str, set[str]] = {
 # request with all of them spoilt tries them all.
 FORMS = {"login", "settings", "catalog:create", "catalog:edit", "catalog:add_version",
          "inventory_new", "inventory_edit", "job_new", "job_form_refresh", "job_form_predict",
-         "job_clone", "job_from_devenv"}  # fmt: skip
+         "job_form_availability", "job_clone", "job_from_devenv"}  # fmt: skip
 NOISE = ["page", "next", "id", "pk", "format", "x" * 300]
 
 # A user's password changed, or the user deleted, logs the fuzz's own sessions out.

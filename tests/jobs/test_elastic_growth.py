@@ -88,7 +88,7 @@ def test_growth_waits_for_the_room_to_last_and_forgets_it_when_it_goes(
     assert elastic.grow(later + timedelta(seconds=60)) == [attempt.pk]
     attempt.refresh_from_db()
     assert attempt.stop_cause == Attempt.StopCause.SCALE
-    assert "1 more node(s) are free: growing from 1 to 2 nodes." in attempt.fault["message"]
+    assert "1 more node is free: growing from 1 to 2." in attempt.fault["message"]
 
 
 def test_no_growth_without_scale_up_or_at_the_count_asked(alice, vision, admin, elastic_pool):
@@ -150,7 +150,7 @@ def test_an_elastic_job_grows_to_the_nodes_it_asked_once_one_is_free(
     assert blocker.phase == Phase.SUCCEEDED
     first = job.attempts.get(number=1)
     assert first.stop_cause == Attempt.StopCause.SCALE
-    assert "growing from 1 to 2 nodes" in first.fault["message"]
+    assert "growing from 1 to 2." in first.fault["message"]
     # Back at the head of its priority at the count it asked for, elastic as before.
     assert (job.node_count, job.nodes_requested, job.elastic_min_nodes) == (2, 2, 1)
     assert job.resumes_used == 0  # growing is not a fault: no resume is used

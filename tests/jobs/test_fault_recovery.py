@@ -147,7 +147,7 @@ def test_a_killed_process_is_a_fault_and_counts_run_out(alice, vision, run_clust
         assert Node.objects.get(pk=node.pk).isolated_at is None
     attempt = job.attempts.order_by("-number").first()
     assert attempt.exit_code == 137
-    assert "all 1 of its recoveries are used" in job.reason
+    assert "its only recovery is used" in job.reason
     assert list(job.faults.values_list("action", flat=True)) == ["restart", "error"]
 
 

@@ -154,7 +154,7 @@ def test_urgent_cap_per_project(as_alice, job_post, alice, vision, admin):
     limits.save({"urgent_jobs_per_project": 1}, admin)
     JobFactory(owner=alice, project=vision, priority=Priority.URGENT)
     found = errors(post(as_alice, job_post(priority="1")))
-    assert "already holds 1 urgent jobs" in found["priority"]
+    assert "already holds 1 urgent job " in found["priority"]
 
 
 def test_very_urgent_is_for_admins(client, admin, job_post, vision):

@@ -154,3 +154,18 @@ def test_two_web_processes_show_what_admission_then_does(
         agreed[state] += 1
     # The walk went through both answers, so both were compared with admission.
     assert agreed["now"] >= 3 and agreed["queue"] >= 3, agreed
+
+
+def test_a_long_queue_is_planned_from_the_last_pass_and_the_panel_says_so(
+    client, alice, vision, inventory, job_post, monkeypatch
+):
+    JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
+    run_pass()
+    monkeypatch.setattr(prediction, "EXACT_QUEUE", -1)  # any queue is "long"
+    assert not prediction.current_plan().exact
+    client.force_login(alice)
+    panel = client.post("/jobs/new/predict/", job_post()).content.decode()
+    assert "planned as the last admission pass left it" in panel
+    monkeypatch.setattr(prediction, "EXACT_QUEUE", 300)
+    prediction.forget_schedule()
+    assert prediction.current_plan().exact

@@ -15,9 +15,11 @@ from jobs.scheduling import (
     Shortfall,
     Suggestion,
     TooFewNodes,
+    forecast,
     never_fits,
     plan,
     predict,
+    replay,
     schedule,
     words,
 )
@@ -84,6 +86,19 @@ class TestPredict:
         cached = predict((), (), (), draft(spec(5, boards(8))), 10.0, schedule=result)
         assert fresh == cached
         assert ([list(tl.times) for tl in result.timelines], result.reservations) == before
+
+    def test_from_a_replayed_pass(self):
+        # Between passes the web layer rebuilds the plan from stored reservations.
+        result = schedule(self.nodes, self.busy, self.queue, 10.0)
+        newcomer = job(2, spec(1, boards(4)), submitted_at=5.0)
+        again = replay(self.nodes, self.busy, [*self.queue, newcomer], 10.0, result.reservations)
+        kept, before = again.reservations[1], result.reservations[1]
+        assert (kept.start, kept.placements) == (before.start, before.placements)
+        assert again.reservations[2].start == 10.0  # searched for: it was not planned yet
+        for wanted in (draft(spec(5, boards(8))), draft(spec(5, boards(8)), priority=1)):
+            assert forecast(again, wanted) == forecast(
+                schedule(self.nodes, self.busy, [*self.queue, newcomer], 10.0), wanted
+            )
 
     def test_a_draft_that_can_never_start(self):
         prediction = predict(self.nodes, (), (), draft(spec(5, boards(16))), 10.0)
@@ -187,7 +202,15 @@ class TestNeverFits:
         assert words(missing) == "can never start: no node is named n9"
         too_small = self.reason(spec(1, Demand(32_000, 1024)), node_names=frozenset({"n4"}))
         assert too_small == NeverFits(Shortfall("cpu", 32_000, 16_000, "n4"))
-        elsewhere = self.reason(node_names=frozenset({"n3"}))
+        # A pinned node brings its pool: allowed when the project may use it (the form
+        # offers it), refused with that reason when not.
+        barred = self.reason(node_names=frozenset({"n3"}))
+        assert barred == NeverFits(NoAllowedNode("pool-not-allowed", 5))
+        half = Demand(1000, 1024, slice_divisor=2, model=A100)
+        pinned = {"node_names": frozenset({"n3"}), "allowed_pools": frozenset({5})}
+        assert self.reason(spec(1, half), **pinned) is None
+        both = frozenset({5, 6})
+        elsewhere = self.reason(node_names=frozenset({"n3"}), pool=6, allowed_pools=both)
         assert elsewhere == NeverFits(NoAllowedNode("names-elsewhere", ("n3",)))
 
     def test_driver_model_and_slices(self):

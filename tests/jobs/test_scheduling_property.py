@@ -113,12 +113,20 @@ def slots_taken(demand: Demand, node: SchedNode) -> int:
 
 
 def allowed_on(job: QueuedJob, node: SchedNode) -> bool:
-    return (
-        node.pool == job.pool
-        and (job.pool is None or job.pool in job.allowed_pools)
-        and (not job.node_names or node.name in job.node_names)
-        and (job.driver is None or node.driver == job.driver)
-    )
+    """SPEC J10–J12 restated: a job's pool (which its project may use), else the shared
+    nodes; pinned nodes bring their own pool, which the project must be allowed to use."""
+    if job.pool is not None and job.pool not in job.allowed_pools:
+        return False
+    if job.node_names:
+        in_place = (
+            node.pool == job.pool
+            if job.pool is not None
+            else (node.pool is None or node.pool in job.allowed_pools)
+        )
+        placed = node.name in job.node_names and in_place
+    else:
+        placed = node.pool == job.pool
+    return placed and (job.driver is None or node.driver == job.driver)
 
 
 def assert_feasible(nodes, live, now, result, queue):

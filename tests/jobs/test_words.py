@@ -71,3 +71,24 @@ def test_a_message_said_inside_another_is_worded_too():
     assert "既未开启断点续训" in shown and "已以错误结束" in shown and "neither" not in shown
     with translation.override("en"):
         assert wording(str(outer), stored) == str(outer)
+
+
+def test_a_counted_message_takes_the_form_of_its_number():
+    """Stored in English with the right form, worded with the reader's plural rules."""
+    from console.words import Said, counted
+
+    grown = counted(
+        "%(more)s more node is free: growing from %(old)s to %(new)s.",
+        "%(more)s more nodes are free: growing from %(old)s to %(new)s.",
+        "more",
+    )
+    one, two = said(grown, more=1, old=1, new=2), said(grown, more=2, old=2, new=4)
+    assert one == "1 more node is free: growing from 1 to 2."
+    assert two == "2 more nodes are free: growing from 2 to 4."
+    stored = two.as_json()
+    assert stored["plural"] == list(grown)
+    assert Said.from_json(stored).as_json() == stored
+    assert wording(two, stored) == two
+    with translation.override("zh-hans"):
+        assert wording(two, stored) == "又有 2 个节点空闲：从 2 个节点扩容到 4 个节点。"
+        assert wording(one, one.as_json()) == "又有 1 个节点空闲：从 1 个节点扩容到 2 个节点。"

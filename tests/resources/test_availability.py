@@ -61,10 +61,23 @@ def test_idle_and_tight_with_reasons(cluster, spec4, alice, vision):
     assert result.rows[0].status == availability.IDLE  # idle first
 
 
-def test_fits_now_counts_fragmentation(cluster, spec4, alice, vision):
+def test_fits_now_counts_fragmentation_per_place(cluster, spec4, alice, vision):
     (summary,) = availability.compute(alice, vision, spec_ids=[spec4.pk]).summaries
     # gpu-free and gpu-vision hold two 4-board replicas each; gpu-busy none (2 boards free).
-    assert (summary.nodes, summary.largest_job) == (2, 4)
+    # A job runs on the shared nodes or in one pool, never across both: no gang of 4.
+    shared, pool = summary.answers
+    assert (shared.where.pool, shared.nodes, shared.now) == (None, 1, 2)
+    assert (pool.pool.name, pool.nodes, pool.now) == ("vision-only", 1, 2)
+    assert summary.largest_job == 2
+
+
+def test_answers_only_in_places_the_project_may_use(cluster, spec4, charlie, speech, admin):
+    (summary,) = availability.compute(charlie, speech, spec_ids=[spec4.pk]).summaries
+    assert [answer.where.pool for answer in summary.answers] == [None]
+    # Admins see every pool's nodes, but their jobs (no project) run on shared nodes only.
+    result = availability.compute(admin, None, spec_ids=[spec4.pk])
+    assert "gpu-vision" in {row.state.name for row in result.rows}
+    assert [answer.where.pool for answer in result.summaries[0].answers] == [None]
 
 
 def test_outsiders_never_see_a_pool_they_may_not_use(cluster, spec4, charlie, speech):

@@ -39,7 +39,7 @@ def test_page_shows_nodes_usage_and_fits(client, alice, a100):
     body = response.content.decode()
     assert 'data-testid="availability-table"' in body
     assert "0(0):job-0" in body
-    assert "A job of up to <strong>18</strong> nodes can start now" in body  # a100x1: 6 × 3
+    assert "free now for a job of up to <strong>18</strong> nodes" in body  # a100x1: 6 × 3
 
 
 def test_htmx_gets_only_the_fragment(client, alice, a100):
@@ -62,8 +62,9 @@ def test_query_count_does_not_grow_with_nodes(client, alice, a100, nodes):
     client.get("/cluster/")  # warm the session and permission caches
     with CaptureQueriesContext(connection) as queries:
         assert client.get("/cluster/").status_code == 200
-    # 10 for availability, 1 for the isolated nodes (and 1 more for their faults, if any).
-    assert len(queries) <= 11, [q["sql"][:120] for q in queries]
+    # 11 for availability (the project's pools among them: each spec is answered per place
+    # its jobs may run), 1 for the isolated nodes (and 1 more for their faults, if any).
+    assert len(queries) <= 12, [q["sql"][:120] for q in queries]
     pytest.cluster_queries = getattr(pytest, "cluster_queries", {})
     pytest.cluster_queries[nodes] = len(queries)
     if len(pytest.cluster_queries) == 2:

@@ -43,7 +43,8 @@ def assert_refused(response, field: str, rule: names.NameRule, typed: str) -> No
     expected = rule.problem("")
     assert expected in response.context["form"].errors[field]
     content = response.content.decode()
-    assert f'<div class="invalid-feedback">{html.escape(expected)}</div>' in content
+    error = content.split(f'id="id_{field}_error"', 1)[1].split("\n  </div>", 1)[0]
+    assert f"<div>{html.escape(expected)}</div>" in error
     if "\0" not in typed:  # what was typed is on the page again
         assert f'value="{html.escape(typed)}"' in content
 

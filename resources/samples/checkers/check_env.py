@@ -189,8 +189,8 @@ def check_tensorflow(checks, args):
             count = len(cluster.get(role_name, []))
             checks.check(
                 count == wanted,
-                f"{wanted} {role_name} task(s)",
-                f"the cluster has {count} {role_name} task(s), not {wanted}",
+                f"{role_name} tasks: {wanted}",
+                f"{role_name} tasks in the cluster: {count}, not {wanted}",
             )
 
 
@@ -231,8 +231,7 @@ def main(argv=None):
     MODES[args.mode](checks, args)
     if checks.problems:
         print(
-            f"check_env: {args.mode}: {len(checks.problems)} problem(s): "
-            + "; ".join(checks.problems),
+            f"check_env: {args.mode}: problems: " + "; ".join(checks.problems),
             file=sys.stderr,
             flush=True,
         )
