@@ -83,9 +83,9 @@ def test_the_panel_follows_the_form_and_stays_on_it(tab, demo):
     )
     # The shared nodes only (no pool chosen): not local-c, which is vision-reserved's.
     rows = panel.locator("tbody tr")
-    expect(rows).to_have_count(3)
+    expect(rows).to_have_count(5)
     assert sorted(rows.evaluate_all("rows => rows.map(r => r.dataset.node)")) == [
-        "local-a", "local-b", "local-cpu",
+        "local-a", "local-b", "local-cpu", "local-d", "local-e",
     ]  # fmt: skip
     # Free now, but the queue comes first: the panel says so as the prediction does.
     submitted = answers.locator("[data-spec=gpu-1] [data-testid=submitted-now]")
@@ -138,7 +138,9 @@ def test_the_panel_follows_the_form_and_stays_on_it(tab, demo):
     cluster = page.locator("[data-testid=fits-now] [data-spec=gpu-half]")
     expect(cluster.locator("[data-place=shared]")).to_have_attribute("data-state", "never")
     expect(cluster.locator("[data-place=vision-reserved]")).to_have_attribute("data-state", "now")
-    expect(page.locator("[data-testid=availability-table] tbody tr")).to_have_count(4)
+    expect(page.locator("[data-testid=availability-table] tbody tr")).to_have_count(
+        6
+    )  # every node alice may use
     box = page.locator("[data-testid=availability-table]").locator("xpath=..")
     table = box.evaluate("box => box.scrollWidth > box.clientWidth + 1")
     assert not table, "the /cluster/ table scrolls sideways"
