@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from jobs.models import Job
-from tests.browser.test_jobs import demo, log_in  # noqa: F401 (a fixture)
+from tests.browser.test_jobs import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -41,7 +41,7 @@ def submit_stolen(page, shot: str):
     return error
 
 
-def test_another_users_output_folder_is_refused_in_both_languages(page, demo):  # noqa: F811
+def test_another_users_output_folder_is_refused_in_both_languages(page, demo):
     log_in(page, "bob")
     p = page.page
     error = submit_stolen(page, "job-form-output-refused")
@@ -63,7 +63,7 @@ def test_another_users_output_folder_is_refused_in_both_languages(page, demo):  
     page.shot("job-detail-own-output-zh")
 
 
-def test_a_clone_starts_afresh_unless_it_resumes_on_purpose(page, demo):  # noqa: F811
+def test_a_clone_starts_afresh_unless_it_resumes_on_purpose(page, demo):
     job = Job.objects.get(name="resnet-baseline")
     log_in(page, "alice")
     page.goto(f"/jobs/{job.pk}/clone/")
@@ -78,7 +78,7 @@ def test_a_clone_starts_afresh_unless_it_resumes_on_purpose(page, demo):  # noqa
     page.shot("job-clone-resume")
 
 
-def test_the_queue_lists_only_what_the_reader_may_see(page, demo):  # noqa: F811
+def test_the_queue_lists_only_what_the_reader_may_see(page, demo):
     from console.sharing import Access
     from jobs.scheduling.db import run_pass
     from tests.jobs.factories import JobFactory
