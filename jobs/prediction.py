@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -69,11 +69,26 @@ def _read() -> tuple[object, str, int]:
         with connection.cursor() as cursor:
             if outermost:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                # Reading many tables in one transaction must never wait long behind an
+                # exclusive lock (a migration, a TRUNCATE): give up before the server's
+                # deadlock check would pick the other side, and let the caller retry.
+                cursor.execute("SET LOCAL lock_timeout = '500ms'")
             cursor.execute(
                 "SELECT pg_current_snapshot()::text, coalesce(max(id), 0) FROM jobs_queue_change"
             )
             snapshot, last = cursor.fetchone()
         return load(), snapshot, last
+
+
+def _read_retrying(tries: int = 3) -> tuple[object, str, int]:
+    for attempt in range(tries):
+        try:
+            return _read()
+        except OperationalError:
+            if attempt == tries - 1 or connection.in_atomic_block:
+                raise
+            time.sleep(0.2)
+    raise AssertionError("unreachable")
 
 
 def _still_holds(plan: Plan) -> bool:
@@ -107,7 +122,7 @@ def current_plan() -> Plan:
             plan = _cached
         if plan is not None and _still_holds(plan):  # another thread made it meanwhile
             return _checked(plan)
-        state, snapshot, last = _read()
+        state, snapshot, last = _read_retrying()
         # Admission's own pass when it is quick; on a long queue, the last pass's plan
         # booked again as it stood, and only the jobs submitted since searched for.
         exact = len(state.queue) <= EXACT_QUEUE

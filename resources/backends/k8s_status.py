@@ -111,8 +111,11 @@ def lost(job: dict, pods: list[dict]) -> str:
     ]
     wanted = sum(task.get("replicas", 1) for task in (job.get("spec") or {}).get("tasks") or [])
     phase = ((job.get("status") or {}).get("state") or {}).get("phase")
-    started = phase not in (None, "Pending")
-    if started and not ended_alone and len(pods) < wanted:
+    # Only once Volcano has reacted to the missing pod (its policies abort or restart the
+    # job): while it still says Running, a pod not listed may just not be listed yet (the
+    # pods and the job are read apart).
+    reacted = phase not in (None, "Pending", "Running")
+    if reacted and not ended_alone and len(pods) < wanted:
         gone = wanted - len(pods)
         return f"{gone} of its pods were deleted outside the console (force-deleted, or lost)"
     return ""

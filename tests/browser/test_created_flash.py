@@ -40,9 +40,15 @@ def test_the_flash_after_create_says_running_when_it_already_runs(
 
     def start_it_first():
         # Between Create and the job page the job is admitted and starts, as it does when
-        # the cluster is free and the worker is quick (this runs when the submit commits).
+        # the cluster is free and the worker is quick (this runs when the submit commits;
+        # later queue changes, such as the job's end, need nothing).
+        if started:
+            return
+        started.append(True)
         admit_and_launch()
         wait_for_phase(Job.objects.get(name=name), Phase.RUNNING)
+
+    started = []
 
     monkeypatch.setattr(hooks, "queue_listeners", [start_it_first])
     p.click("[data-testid=create]")

@@ -11,7 +11,8 @@ import psycopg
 import pytest
 from django.db import connection
 
-from jobs import operations, prediction
+from console.celery import app
+from jobs import hooks, operations, prediction
 from jobs.models import Job, Phase, Priority
 from jobs.scheduling.db import run_pass
 from resources.models import Allocation, Node
@@ -128,6 +129,10 @@ def test_two_web_processes_show_what_admission_then_does(
 ):
     # Stopping an admitted job here frees its allocations at once: no process to stop.
     monkeypatch.setattr(operations, "stoppers", [])
+    # Only this test's passes admit: none enqueued by its changes, none left from before
+    # (a worker an earlier test started may still run in this process).
+    monkeypatch.setattr(hooks, "queue_listeners", [])
+    app.control.purge()
     rng = random.Random(14)
     first, second = two_web_processes
     gpu = inventory["gpu"]
