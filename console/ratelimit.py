@@ -36,6 +36,7 @@ KINDS = {
     "job_change": _("job operations (stop, delete, duration)"),
     "submit": _("job submissions"),
     "devenv": _("new development environments"),
+    "tool": _("tools started or stopped"),
     "catalog": _("catalog changes"),
     "settings": _("settings and inventory changes"),
 }

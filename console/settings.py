@@ -99,9 +99,20 @@ CELERY_BEAT_SCHEDULE = {
         "task": "jobs.tasks.watch_faults",
         "schedule": float(config.env_int("FAULT_WATCH_SECONDS", 1, low=1)),
     },
+    "sync-tools": {
+        "task": "jobs.tasks.sync_tools",
+        "schedule": float(config.env_int("TOOL_SYNC_SECONDS", 10, low=1)),
+    },
+    # The hours a failed job is kept for its debug terminal (SPEC J20), once over.
+    "end-debugging": {"task": "jobs.tasks.end_debugging", "schedule": 60.0},
     "sync-inventory": {
         "task": "resources.tasks.sync_inventory",
         "schedule": float(config.env_int("INVENTORY_SYNC_SECONDS", 30, low=5)),
+    },
+    # Prepared data (SPEC J19) unused for longer than the admin's days leaves the nodes.
+    "clean-prepared-data": {
+        "task": "resources.tasks.clean_prepared_data",
+        "schedule": float(config.env_int("PREPARED_DATA_CLEAN_SECONDS", 3600, low=60)),
     },
 }
 
@@ -148,6 +159,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "console.streaming.StreamingMiddleware",  # outermost: sees WhiteNoise's files too
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -226,6 +238,7 @@ RATE_LIMITS = {
         "job_change": (30, 60),
         "submit": (20, 60),
         "devenv": (10, 60),
+        "tool": (20, 60),
         "catalog": (60, 60),
         "settings": (60, 60),
     }.items()
@@ -245,7 +258,15 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# The browser libraries `make install` fetches with npm (frontend/package.json), served as
+# static/xterm/... beside the console's own files; none of them is committed.
+_NODE_MODULES = BASE_DIR / "frontend" / "node_modules" / "@xterm"
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    ("xterm/xterm", _NODE_MODULES / "xterm" / "lib"),
+    ("xterm/css", _NODE_MODULES / "xterm" / "css"),
+    ("xterm/fit", _NODE_MODULES / "addon-fit" / "lib"),
+]
 # Serve straight from the app folders: no collectstatic step for `make run` or the tests.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG

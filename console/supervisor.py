@@ -190,7 +190,8 @@ def main() -> None:
         settings.INSTALLED_APPS  # noqa: B018
         manage("migrate", "--noinput", "-v", "0")
         if settings.EXECUTION_BACKEND == "local":
-            # Before the seed, which gives the demo's PyTorch image this runtime.
+            # Before the seed, which gives each demo image its runtime (PyTorch, TensorFlow,
+            # DeepSpeed); one that cannot be made here is reported and does not stop us.
             manage("make_runtime")
         manage("seed_demo")
         python = sys.executable
@@ -198,9 +199,9 @@ def main() -> None:
         access = ["--access-logfile", "-"] if config.env_bool("ACCESS_LOG", False) else []
         children.start(
             "web",
-            [python, "-m", "gunicorn", "console.wsgi", "--bind", f"127.0.0.1:{port}",
-             "--workers", config.env_str("WEB_WORKERS", "2"), "--threads", "4",
-             "--graceful-timeout", "10", *access],
+            [python, "-m", "gunicorn", "console.asgi:application", "--bind", f"127.0.0.1:{port}",
+             "--worker-class", "uvicorn_worker.UvicornWorker",
+             "--workers", config.env_str("WEB_WORKERS", "2"), "--graceful-timeout", "10", *access],
         )  # fmt: skip
         children.start(
             "worker",

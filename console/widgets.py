@@ -14,6 +14,9 @@ from django.utils.translation import gettext_lazy as _
 
 
 class FastSelectMixin:
+    # value -> why it cannot be chosen now: shown disabled, the reason after its label.
+    unavailable: dict[str, str] = {}
+
     def render(self, name, value, attrs=None, renderer=None):
         final = self.build_attrs(self.attrs, attrs)
         if self.allow_multiple_selected:
@@ -23,17 +26,21 @@ class FastSelectMixin:
         for option_value, label in self.choices:
             if isinstance(label, list | tuple):
                 parts.append(f'<optgroup label="{escape(option_value)}">')
-                parts.extend(self._option(v, text, chosen) for v, text in label)
+                parts.extend(self._option(v, text, chosen, self.unavailable) for v, text in label)
                 parts.append("</optgroup>")
             else:
-                parts.append(self._option(option_value, label, chosen))
+                parts.append(self._option(option_value, label, chosen, self.unavailable))
         parts.append("</select>")
         return mark_safe("".join(parts))
 
     @staticmethod
-    def _option(value, label, chosen: set[str]) -> str:
+    def _option(value, label, chosen: set[str], unavailable: dict[str, str]) -> str:
         text = "" if value is None else str(value)
         selected = " selected" if text in chosen else ""
+        why = unavailable.get(text)
+        if why:
+            label = f"{label} — {why}"
+            selected += " disabled"
         return f'<option value="{escape(text)}"{selected}>{escape(label)}</option>'
 
 

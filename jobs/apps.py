@@ -27,3 +27,7 @@ class JobsConfig(AppConfig):
         job_hooks.admission_listeners.append(runs.launch)
         operations.stoppers.append(runs.request_stop)
         operations.forgetters.append(runs.forget)
+
+        from jobs.tools import service as tools
+
+        operations.forgetters.append(tools.forget)

@@ -26,6 +26,7 @@ JOB_FIELDS = (
     "driver_version", "pool", "image", "output_path", "graceful_shutdown_seconds",
     "resume_enabled", "elastic_scale_up", "fault_restart_enabled", "data_prep", "debug_terminal",
     "duration_hours", "lifecycle_before_start", "lifecycle_after_stop", "hang_policy",
+    "lifecycle_on_failure",
 )  # fmt: skip
 UNIQUE_LIVE_NAME = "job_name_unique_among_live"
 

@@ -87,6 +87,23 @@ def watch_faults() -> list[int]:
     return interrupted + elastic.grow()
 
 
+@shared_task
+def sync_tools() -> dict[str, int]:
+    """Beat: TensorBoards and JupyterLabs (SPEC O8, O9) checked, the idle ones stopped after
+    the admin's time, the ended ones' folders removed."""
+    from jobs.tools import service
+
+    return service.sync()
+
+
+@shared_task
+def end_debugging() -> list[int]:
+    """Beat, every minute: jobs kept for the debug terminal whose hours are over are freed."""
+    from jobs.terminal import kept
+
+    return kept.discard_expired()
+
+
 @shared_task(autoretry_for=(BackendError,), retry_backoff=5, max_retries=8)
 def clean_up(workload_id: str, cluster_id: int | None = None) -> None:
     """Kill what is left of a deleted job's workload and remove its files and logs (retried

@@ -93,6 +93,7 @@ KINDS: dict[str, Kind] = {
             _("algorithm"),
             _("The code a job runs. Each job (or batch sub-task) mounts one."),
             ("/workspace/algorithm",),
+            extra_fields=Algorithm.SUGGESTION_FIELDS,
         ),
         Kind(
             "models",

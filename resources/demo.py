@@ -53,10 +53,11 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
             name=name,
             defaults={"reference": reference, "scopes": scopes, "board_kinds": kinds},
         )
-    # The local backend runs the PyTorch image's jobs with the runtime `make_runtime` made
+    # The local backend runs each demo image's jobs with the runtime `make_runtime` made
     # (it runs before this seed in `make run`); an admin's own choice is kept.
-    if runtimes.attach_to_demo_image():
-        log(f"Demo image {runtimes.DEMO_IMAGE}: local runtime {runtimes.default_folder()}")
+    for definition in runtimes.RUNTIMES:
+        for name in runtimes.attach(definition):
+            log(f"Demo image {name}: local runtime {runtimes.default_folder(definition)}")
     fit_prechecks(log, users.get("admin"))
     if find_spec("resources.demo_catalog"):
         from resources import demo_catalog

@@ -13,6 +13,31 @@ README = (
     "Its owner and the people it is shared with mount this folder in their jobs.\n"
 )
 
+# The demo algorithms, one per distributed mode: each runs in seconds on CPU, resumes from
+# its checkpoints in /workspace/outputs and writes TensorBoard scalars there
+# (resources/samples). Their launch is the algorithm's suggestion, which the job form offers.
+RESNET = "A tiny ResNet on made-up CIFAR-shaped images (PyTorch)."
+DDP = "PyTorch DistributedDataParallel on CPU, for every user."
+TENSORFLOW = "TensorFlow multi-worker training, AllReduce from TF_CONFIG (no parameter servers)."
+DEEPSPEED = "DeepSpeed on CPU, started by the deepspeed launcher with the job's hostfile."
+MPI = (
+    "Gradients averaged with MPI Allreduce (mpi4py), as Horovod does; Horovod itself is not "
+    "installed. The console adds mpirun."
+)
+TRAIN = "python /workspace/algorithm/train.py"
+# algorithm -> image, mode, node count, command
+LAUNCHES = {
+    "resnet-train": ("pytorch-2", "single", 1, f"{TRAIN} --epochs 2"),
+    "ddp-sample": ("pytorch-2", "pytorch", 2, f"{TRAIN} --epochs 3"),
+    "tf-sample": ("tensorflow-2", "tensorflow", 2, f"{TRAIN} --steps 20"),
+    "deepspeed-sample": (
+        "deepspeed", "deepspeed", 2,
+        'bash -c \'deepspeed --hostfile "$MLP_MPI_HOSTFILE" --master_addr "$MLP_WORKER_0_HOST" '
+        "--no_ssh_check /workspace/algorithm/train.py --steps 20'",
+    ),
+    "mpi-sample": ("pytorch-2", "mpi", 2, f"{TRAIN} --steps 20"),
+}  # fmt: skip
+
 # kind, owner, name, project, storage path, others' access, versions, other fields
 ITEMS = [
     ("dataset", "alice", "cifar10", "vision", "users/alice/datasets/cifar10", "read_only",
@@ -23,9 +48,15 @@ ITEMS = [
      "users/alice/annotations/cifar10-labels", "read_only", ["v1"],
      {"description": "Class labels of cifar10."}),
     ("algorithm", "alice", "resnet-train", "vision", "users/alice/algorithms/resnet-train",
-     "read_only", [], {"description": "Trains a ResNet on an image dataset."}),
+     "read_only", [], {"description": RESNET}),
     ("algorithm", "admin", "ddp-sample", None, "algorithms/ddp-sample", "read_only", [],
-     {"description": "A PyTorch DistributedDataParallel example for every user."}),
+     {"description": DDP}),
+    ("algorithm", "admin", "tf-sample", None, "algorithms/tf-sample", "read_only", [],
+     {"description": TENSORFLOW}),
+    ("algorithm", "admin", "deepspeed-sample", None, "algorithms/deepspeed-sample", "read_only",
+     [], {"description": DEEPSPEED}),
+    ("algorithm", "admin", "mpi-sample", None, "algorithms/mpi-sample", "read_only", [],
+     {"description": MPI}),
     ("model", "admin", "resnet50", None, "models/pretrained/resnet50", "read_only", ["v1"],
      {"kind": "pretrained", "description": "ResNet-50 pretrained on ImageNet."}),
     ("model", "alice", "cifar-resnet", "vision", "users/alice/models/cifar-resnet", "read_only",
@@ -37,7 +68,13 @@ ITEMS = [
 ]  # fmt: skip
 FAVOURITES = [("alice", "dataset", "imagenet-mini", "bob")]  # who, kind, name, owner
 # Algorithms whose folder gets a program shipped in resources/samples/ (the demo jobs run it).
-PROGRAMS = [(("algorithm", "admin", "ddp-sample"), "DDP_SAMPLE")]
+PROGRAMS = [
+    (("algorithm", "alice", "resnet-train"), "RESNET_TRAIN"),
+    (("algorithm", "admin", "ddp-sample"), "DDP_SAMPLE"),
+    (("algorithm", "admin", "tf-sample"), "TF_SAMPLE"),
+    (("algorithm", "admin", "deepspeed-sample"), "DEEPSPEED_SAMPLE"),
+    (("algorithm", "admin", "mpi-sample"), "MPI_SAMPLE"),
+]
 
 
 def _models() -> dict:
@@ -78,6 +115,20 @@ def _write_folders(folders: list[tuple[str, str]], log: Callable[[str], object])
             return
 
 
+def _suggest_launch(algorithm) -> None:
+    """The demo algorithm's launch, unless it suggests something already: an owner's
+    change stays, and a database seeded before suggestions existed gets them."""
+    from resources.models import Image
+
+    if algorithm.has_suggestion:
+        return
+    image, mode, nodes, command = LAUNCHES[algorithm.name]
+    algorithm.suggested_image = Image.objects.filter(name=image).first()
+    algorithm.suggested_mode, algorithm.suggested_nodes = mode, nodes
+    algorithm.suggested_command = command
+    algorithm.save(update_fields=list(algorithm.SUGGESTION_FIELDS))
+
+
 def _copy_programs(items: dict, log: Callable[[str], object]) -> None:
     from resources import samples
     from resources.mounts import storage_source
@@ -107,6 +158,8 @@ def seed(log: Callable[[str], object], users: dict, projects: dict) -> None:
             },
         )
         items[kind, owner, name] = item
+        if kind == "algorithm" and name in LAUNCHES:
+            _suggest_launch(item)
         if version_model is None:
             folders.append((item.path, README.format(kind=kind, label=name)))
         for version_name in versions:

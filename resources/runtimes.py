@@ -1,50 +1,116 @@
 """Python runtimes for the jobs the local backend runs, and which image uses which.
 
 The local backend runs a job's replicas as processes of this machine, so "the image" cannot
-bring its Python and PyTorch along as a container would. An image's ``local_runtime`` names a
-folder holding a Python environment instead; :func:`path_entries` gives its ``bin/`` to put
-first on the replica's ``PATH``, so that ``python train.py`` finds that Python.
+bring its Python and its framework along as a container would. An image's ``local_runtime``
+names a folder holding a Python environment instead; :func:`path_entries` gives its ``bin/``
+to put first on the replica's ``PATH``, so that ``python train.py`` (or ``deepspeed``,
+``tensorboard``, ``jupyter-lab``) finds that environment's programs.
 
-:func:`ensure_runtime` makes the one runtime the demo needs: a venv under
-``RUNTIMES_DIR/torch-cpu/`` (default ``var/runtimes``) with the CPU build of PyTorch.
-PyTorch has no CPU wheel for the console's Python (3.12+), so the venv uses a Python 3.11,
-found on ``PATH`` or through pyenv as the Makefile finds the console's own (preferring one
-the job user can run). It installs only a CPU wheel that pip's
-``find-links`` already hold on this machine: without one, pip would fetch the default build
-from an index and, with it, gigabytes of CUDA libraries.
+:data:`RUNTIMES` lists the runtimes the demo images need, each a venv under
+``RUNTIMES_DIR/<name>/`` (default ``var/runtimes``) made by :func:`ensure` (how:
+resources.runtime_build). ``make run`` makes them all on first use (``manage.py
+make_runtime``); afterwards each is found at once by its stamp file.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
+import hashlib
 import os
-import re
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.utils.translation import gettext as _
 
-from resources.backends import local_runner_host as host
-
-RUNTIME_NAME = "torch-cpu"
-PYTHON_VERSION = (3, 11)
-TORCH_REQUIREMENT = "torch==2.13.0"
-# Written last, once the venv imports torch: a folder without it is a half-made one.
-STAMP = ".console-runtime"
-# The demo's PyTorch image (resources.demo.IMAGES) gets the runtime when it has none.
-DEMO_IMAGE = "pytorch-2"
+from resources import runtime_build as build
+from resources.runtime_build import (  # noqa: F401  (what callers and tests use from here)
+    PYTHON_VERSION,
+    STAMP,
+    TORCH_REQUIREMENT,
+    find_python,
+    local_cpu_wheel,
+)
 
 CREATED = "created"
 ALREADY_THERE = "already there"
 NO_PYTHON = "no Python 3.11 found (PATH, then pyenv)"
 NO_WHEEL = "no local PyTorch CPU wheel (pip find-links)"
 
-INSTALL_TIMEOUT = 1800
+# In every runtime: the lead's JupyterLab and TensorBoard pages run
+# <runtime>/bin/jupyter-lab and <runtime>/bin/tensorboard from the job's image.
+TOOLS = ("jupyterlab>=4.2,<5", "ipykernel>=6.29,<8", "tensorboard>=2.16,<3")
+TOOLS_CHECK = (
+    "import os, sys, ipykernel, tensorboard; b = os.path.dirname(sys.executable); "
+    "assert all(os.access(os.path.join(b, p), os.X_OK) for p in ('jupyter-lab', 'tensorboard'))"
+)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One runtime: its folder name under RUNTIMES_DIR, the framework it is named after
+    (the progress line), the demo images that use it, what pip installs, and the Python
+    lines that must run in it before it counts as made."""
+
+    name: str
+    framework: str
+    images: tuple[str, ...]
+    packages: tuple[str, ...]
+    check: str
+    # torch only from the local CPU wheel (resources.runtime_build.local_cpu_wheel)
+    local_torch: bool = False
+    # Packages built from source after the others (they need torch at build time), with
+    # these variables, and never from pip's cache of wheels built with other variables.
+    built: tuple[str, ...] = ()
+    build_env: Mapping[str, str] = field(default_factory=dict)
+
+
+TORCH = Definition(
+    name="torch-cpu",
+    framework="PyTorch",
+    images=("pytorch-2", "notebook"),
+    # NumPy is optional for torch, but importing torch without it warns in every job's log;
+    # mpi4py for the MPI mode's examples (it builds against the machine's OpenMPI).
+    packages=("numpy>=1.26,<3", "mpi4py>=3.1,<5", *TOOLS),
+    check=(
+        "import torch, torch.distributed as d, mpi4py.MPI; assert d.is_available(); "
+        "from torch.utils.tensorboard import SummaryWriter; " + TOOLS_CHECK
+    ),
+    local_torch=True,
+)
+TENSORFLOW = Definition(
+    name="tensorflow-cpu",
+    framework="TensorFlow",
+    images=("tensorflow-2",),
+    packages=("tensorflow-cpu>=2.16,<3", *TOOLS),
+    check="import tensorflow as tf; tf.constant(1); " + TOOLS_CHECK,
+)
+DEEPSPEED = Definition(
+    name="deepspeed-cpu",
+    framework="DeepSpeed",
+    images=("deepspeed",),
+    packages=("numpy>=1.26,<3", *TOOLS),
+    check=(
+        "import deepspeed, deepspeed.ops; from deepspeed.accelerator import get_accelerator; "
+        "assert get_accelerator().device_name() == 'cpu'; " + TOOLS_CHECK
+    ),
+    local_torch=True,
+    # No CUDA op is built (there is no CUDA here). The one CPU op DeepSpeed's communication
+    # loads (shared-memory allreduce) is built now: otherwise every job compiles it for
+    # half a minute at its start, in a home folder that is new each time.
+    built=("deepspeed>=0.15,<1",),
+    build_env={"DS_BUILD_OPS": "0", "DS_BUILD_SHM_COMM": "1", "DS_ACCELERATOR": "cpu"},
+)
+RUNTIMES = (TORCH, TENSORFLOW, DEEPSPEED)
+# The demo's PyTorch image; the first image of TORCH.
+DEMO_IMAGE = TORCH.images[0]
+
+
+def by_name(name: str) -> Definition:
+    for definition in RUNTIMES:
+        if definition.name == name:
+            return definition
+    raise KeyError(name)
 
 
 @dataclass(frozen=True)
@@ -59,153 +125,85 @@ class Result:
         return self.status in (CREATED, ALREADY_THERE)
 
 
-def default_folder() -> Path:
+def default_folder(definition: Definition = TORCH) -> Path:
     from django.conf import settings
 
-    return Path(settings.RUNTIMES_DIR) / RUNTIME_NAME
+    return Path(settings.RUNTIMES_DIR) / definition.name
 
 
-def is_ready(folder: Path) -> bool:
-    return (folder / STAMP).is_file() and (folder / "bin" / "python").exists()
+def recipe(definition: Definition) -> str:
+    """A short digest of what ``definition`` installs: a runtime made from another recipe
+    (an older console's, without the tools) is made again."""
+    text = repr((definition.packages, definition.built, sorted(definition.build_env.items())))
+    return hashlib.sha256(f"{text}{definition.check}".encode()).hexdigest()[:12]
 
 
-# --- Finding a Python 3.11 -------------------------------------------------------------
+def stamp_line(definition: Definition) -> str:
+    """The stamp's first words for a runtime made from ``definition``'s current recipe."""
+    return f"{definition.name} {recipe(definition)}"
 
 
-def _real_python(candidate: str, env: Mapping[str, str]) -> str | None:
-    """The interpreter behind ``candidate`` if it is Python 3.11, else None. A pyenv shim
-    of an inactive version exits non-zero, so asking is the only honest check."""
-    wanted = ".".join(map(str, PYTHON_VERSION))
-    code = (
-        "import sys; v = '%d.%d' % sys.version_info[:2]; "
-        f"print(sys.executable) if v == {wanted!r} else sys.exit(1)"
-    )
-    try:
-        done = subprocess.run(
-            [candidate, "-c", code], env=dict(env), capture_output=True, text=True, timeout=30
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = done.stdout.strip().splitlines()
-    return lines[-1] if done.returncode == 0 and lines else None
+def is_ready(folder: Path, definition: Definition | None = None) -> bool:
+    """Made, and (given ``definition``) made from its current recipe."""
+    stamp = folder / STAMP
+    if not (stamp.is_file() and (folder / "bin" / "python").exists()):
+        return False
+    if definition is None:
+        return True
+    words = stamp.read_text(encoding="utf-8").split()
+    return words[:2] == stamp_line(definition).split()
 
 
-def _pyenv_candidates(env: Mapping[str, str]) -> list[str]:
-    """``<pyenv root>/versions/3.11.x/bin/python3``, newest last, as the Makefile's
-    FIND_PYTHON lists them (the shims may be inactive)."""
-    pyenv = shutil.which("pyenv", path=env.get("PATH", ""))
-    if not pyenv:
-        return []
-    try:
-        root = subprocess.run(
-            [pyenv, "root"], env=dict(env), capture_output=True, text=True, timeout=30
-        ).stdout.strip()
-        versions = subprocess.run(
-            [pyenv, "versions", "--bare"], env=dict(env), capture_output=True, text=True, timeout=30
-        ).stdout.split()
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    major, minor = PYTHON_VERSION
-    pattern = re.compile(rf"{major}\.{minor}(\.\d+)?")
-    matching = [v for v in versions if pattern.fullmatch(v)]
-    matching.sort(key=lambda v: [int(part) for part in v.split(".")])
-    return [str(Path(root, "versions", v, "bin", "python3")) for v in matching]
+def _steps(definition: Definition, torch_version: str | None):
+    """pip's steps (what, arguments, extra variables) for ``definition``."""
+    first = list(definition.packages)
+    if torch_version:
+        # The exact local version, so pip cannot prefer another build from an index.
+        first.insert(0, f"torch=={torch_version}")
+    steps = [(definition.framework, first, {})]
+    if definition.built:
+        arguments = ["--no-cache-dir", "--no-build-isolation", *definition.built]
+        steps.append((", ".join(definition.built), arguments, dict(definition.build_env)))
+    return steps
 
 
-def find_python(env: Mapping[str, str] | None = None) -> str | None:
-    """A Python 3.11 interpreter: each ``python3.11`` on ``PATH``, then pyenv's 3.11s,
-    newest first; one the job user can reach wins. Jobs may run as an unprivileged user, and
-    a venv only links to its base interpreter, so that interpreter (and its standard library
-    beside it) must be reachable, which a pyenv under a private home folder is not."""
+def ensure(
+    definition: Definition,
+    folder: Path | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    log: Callable[[str], object] = lambda line: None,
+) -> Result:
+    """Make ``definition``'s runtime in ``folder`` (default ``RUNTIMES_DIR/<name>``)
+    unless it is there. Instant when it is; a minute or a few the first time. Never raises
+    for a machine that cannot have it: the result says why."""
+    folder = Path(folder or default_folder(definition))
     env = os.environ if env is None else env
-    candidates = []
-    for folder in env.get("PATH", "").split(os.pathsep):
-        on_path = shutil.which("python3.11", path=folder) if folder else None
-        if on_path and on_path not in candidates:
-            candidates.append(on_path)
-    candidates += reversed(_pyenv_candidates(env))
-    found = [real for real in (_real_python(c, env) for c in candidates) if real]
-    user = host.job_user()
-    usable = [r for r in found if host.unreachable_ancestor(Path(r).resolve(), user) is None]
-    return (usable or found or [None])[0]
-
-
-# --- The local wheel --------------------------------------------------------------------
-
-
-def local_cpu_wheel(python: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The exact torch version (``2.13.0+cpu``) pip would take from its ``find-links``
-    without any index, or None. A dry run: it reads the configured links, copies nothing.
-
-    The version must carry the ``+cpu`` label: the plain build is the CUDA one, whose
-    dependencies are the gigabytes this check exists to avoid."""
-    env = dict(os.environ if env is None else env)
-    with tempfile.TemporaryDirectory(prefix="console-runtime-") as tmp:
-        report = Path(tmp) / "report.json"
-        argv = [
-            python, "-m", "pip", "install", "--dry-run", "--quiet", "--no-index", "--no-deps",
-            "--ignore-installed", "--disable-pip-version-check", "--report", str(report),
-            TORCH_REQUIREMENT,
-        ]  # fmt: skip
-        try:
-            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        if done.returncode != 0 or not report.is_file():
-            return None
-        try:
-            found = json.loads(report.read_text())["install"][0]
-            version = found["metadata"]["version"]
-            url = found["download_info"]["url"]
-        except (ValueError, KeyError, IndexError):
-            return None
-    # find-links may name a web page too: only a file already here counts.
-    return version if url.startswith("file:") and version.endswith("+cpu") else None
-
-
-# --- Making the runtime -----------------------------------------------------------------
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
-
-
-def _run(argv: list[str], env: Mapping[str, str]) -> str | None:
-    """None on success, else a one-line reason."""
-    try:
-        done = subprocess.run(
-            argv, env=dict(env), capture_output=True, text=True, timeout=INSTALL_TIMEOUT
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return str(error)
-    return None if done.returncode == 0 else _last_line(done.stderr or done.stdout)
-
-
-def _build(folder: Path, python: str, version: str, env: Mapping[str, str]) -> str | None:
-    """Make the venv and install torch into it; None on success, else a reason."""
-    if folder.exists():  # an earlier attempt stopped halfway
-        shutil.rmtree(folder)
+    if is_ready(folder, definition):
+        return Result(folder, ALREADY_THERE)
+    python = find_python(env)
+    if python is None:
+        return Result(folder, NO_PYTHON)
+    torch_version = None
+    if definition.local_torch:
+        torch_version = local_cpu_wheel(python, env)
+        if torch_version is None:
+            return Result(folder, NO_WHEEL)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    problem = _run([python, "-m", "venv", str(folder)], env)
-    if problem:
-        return f"python -m venv failed: {problem}"
-    pip = [str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-    pip += ["--disable-pip-version-check"]
-    # The exact local version, so pip cannot prefer another build from an index. NumPy is
-    # optional for torch, but importing torch without it warns in every job's log.
-    if _run([*pip, f"torch=={version}", "numpy"], env) is not None:
-        problem = _run([*pip, f"torch=={version}"], env)
-        if problem:
-            return f"pip install torch failed: {problem}"
-    check = (
-        "import torch, torch.distributed as d; assert d.is_available(); print(torch.__version__)"
-    )
-    problem = _run([str(folder / "bin" / "python"), "-c", check], env)
-    if problem:
-        return f"torch does not import: {problem}"
-    (folder / STAMP).write_text(f"torch {version}\n", encoding="utf-8")
-    return None
+    # `make run` and a test run may both get here: one builds, the other waits and finds it.
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if is_ready(folder, definition):
+            return Result(folder, ALREADY_THERE)
+        log(
+            f"Creating the {definition.framework} runtime in {folder} with {python} "
+            "(first time only)…"
+        )
+        torch = f" torch {torch_version}" if torch_version else ""
+        stamp = f"{stamp_line(definition)}{torch}\n"
+        steps = _steps(definition, torch_version)
+        problem = build.build(folder, python, steps, definition.check, env, stamp)
+    return Result(folder, problem or CREATED)
 
 
 def ensure_runtime(
@@ -214,30 +212,8 @@ def ensure_runtime(
     env: Mapping[str, str] | None = None,
     log: Callable[[str], object] = lambda line: None,
 ) -> Result:
-    """Make the PyTorch CPU runtime in ``folder`` (default ``RUNTIMES_DIR/torch-cpu``)
-    unless it is there. Instant when it is; a few minutes the first time. Never raises for
-    a machine that cannot have it: the result says why."""
-    folder = Path(folder or default_folder())
-    env = os.environ if env is None else env
-    if is_ready(folder):
-        return Result(folder, ALREADY_THERE)
-    python = find_python(env)
-    if python is None:
-        return Result(folder, NO_PYTHON)
-    version = local_cpu_wheel(python, env)
-    if version is None:
-        return Result(folder, NO_WHEEL)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    # `make run` and a test run may both get here: one builds, the other waits and finds it.
-    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if is_ready(folder):
-            return Result(folder, ALREADY_THERE)
-        log(f"Creating the PyTorch runtime in {folder} with {python} (first time only)…")
-        problem = _build(folder, python, version, env)
-    if problem:
-        return Result(folder, problem)
-    return Result(folder, CREATED)
+    """The PyTorch CPU runtime (``RUNTIMES_DIR/torch-cpu``): :func:`ensure` for TORCH."""
+    return ensure(TORCH, folder, env=env, log=log)
 
 
 # --- Images -----------------------------------------------------------------------------
@@ -257,6 +233,23 @@ def folder_problem(value: str) -> str | None:
     return None
 
 
+def local_problem(image) -> str | None:
+    """Why the local backend cannot run jobs with ``image``, or None. The job form and the
+    image's inventory page say it in the same words."""
+    runtime = getattr(image, "local_runtime", "")
+    if not runtime:
+        return _(
+            "This image has no local runtime: this machine's nodes cannot run its jobs "
+            "(an administrator sets one in the image's settings)."
+        )
+    if not (Path(runtime) / "bin" / "python").exists():
+        return _(
+            "This image's local runtime holds no Python environment any more: this machine's "
+            "nodes cannot run its jobs."
+        )
+    return None
+
+
 def path_entries(image) -> list[str]:
     """The folders to put first on ``PATH`` for a job the local backend runs with
     ``image`` (an Image or None): its runtime's ``bin/``, or nothing."""
@@ -264,12 +257,20 @@ def path_entries(image) -> list[str]:
     return [str(Path(runtime) / "bin")] if runtime else []
 
 
-def attach_to_demo_image(folder: Path | None = None) -> int:
-    """Give the demo's PyTorch image the runtime if it has none and the runtime is ready.
-    Returns how many images changed (0 or 1); an admin's own choice is kept."""
+def attach(definition: Definition, folder: Path | None = None) -> list[str]:
+    """Give ``definition``'s demo images the runtime if they have none and it is ready.
+    Returns the names of the images changed; an admin's own choice is kept."""
     from resources.models import Image
 
-    folder = Path(folder or default_folder())
-    if not is_ready(folder):
-        return 0
-    return Image.objects.filter(name=DEMO_IMAGE, local_runtime="").update(local_runtime=str(folder))
+    folder = Path(folder or default_folder(definition))
+    if not is_ready(folder, definition):
+        return []
+    blank = Image.objects.filter(name__in=definition.images, local_runtime="")
+    names = sorted(blank.values_list("name", flat=True))
+    blank.update(local_runtime=str(folder))
+    return names
+
+
+def attach_to_demo_image(folder: Path | None = None) -> int:
+    """The PyTorch runtime to its demo images; how many changed."""
+    return len(attach(TORCH, folder))

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 
+from console import limits
 from resources import backends, clusters, hooks
+from resources.backends import local_prepared
 from resources.backends.base import BackendError
 from resources.inventory import SyncReport, sync
 from resources.models import Cluster
@@ -58,3 +61,15 @@ def sync_inventory() -> None:
             continue
         if report.changed:
             log.info("inventory sync of %s: %s", name, report)
+
+
+@shared_task
+def clean_prepared_data() -> list[str]:
+    """Periodic (SPEC J19): the copies of datasets on the local nodes' fast storage unused for
+    longer than the admin's ``data_prep_retention_days`` are deleted. A copy a live job uses
+    is never deleted (its supervisor holds a lock on it; see local_prepared)."""
+    days = limits.current().data_prep_retention_days
+    removed = local_prepared.clean(Path(settings.NODE_CACHE_DIR), days * 86400)
+    for path in removed:
+        log.info("prepared data unused for %s days deleted: %s", days, path)
+    return [str(path) for path in removed]

@@ -58,12 +58,12 @@ def _clean_cache():
     from jobs import prediction
 
     # The cache and the process's queue plan must not carry one test's rows into the next.
-    cache.clear()
+    _clear_cache()
     prediction.forget_schedule()
     # A request in Chinese leaves its language active in this thread: start each test afresh.
     translation.activate("en")
     yield
-    cache.clear()
+    _clear_cache()
     prediction.forget_schedule()
 
 
@@ -164,11 +164,35 @@ def celery_worker(celery_session_worker, transactional_db):
 
 
 def pytest_configure(config):
+    import os
+
+    from django.conf import settings
+
     from console.celery import app
 
     # A queue of this run's own, so that nothing else on a shared broker (a running
-    # `make run`, another test run) takes or feeds its tasks.
-    app.conf.task_default_queue = f"tests-{uuid.uuid4().hex[:8]}"
+    # `make run`, another test run, the other test process of this one) takes or feeds its
+    # tasks.
+    run = uuid.uuid4().hex[:8]
+    app.conf.task_default_queue = f"tests-{run}"
+    # Cache keys of this process's own too, in the processes it starts as well (the web
+    # server, a worker): they share the broker's Redis with every other test process.
+    prefix = f"tests-{run}"
+    os.environ["CACHE_KEY_PREFIX"] = prefix
+    settings.CACHES["default"]["KEY_PREFIX"] = prefix
+
+
+def _clear_cache() -> None:
+    """Empty this process's part of the cache. ``cache.clear()`` would empty the whole Redis
+    database, under the feet of the other test processes sharing it."""
+    backend = getattr(cache, "_cache", None)
+    if backend is None or not hasattr(backend, "get_client"):  # a process-local cache
+        cache.clear()
+        return
+    client = backend.get_client(write=True)
+    keys = list(client.scan_iter(match=f"{cache.key_prefix}:*", count=1000))
+    if keys:
+        client.delete(*keys)
 
 
 # --- jobs that really run on the local backend (tests/jobs, tests/browser) ---------------
@@ -181,6 +205,21 @@ def local_runs(settings, tmp_path):
     with running(tmp_path) as found:
         settings.RUNS_DIR = found.root
         yield found
+
+
+@pytest.fixture
+def asgi_web(local_runs, transactional_db):
+    """The web server as `make run` starts it (gunicorn with an ASGI worker: the tools' proxy
+    and the terminal's WebSocket need it), on this test's database and runs folder; yields
+    its base URL. What it starts on the local backend is killed by ``local_runs``."""
+    from tests.helpers import free_port, start_web_process
+
+    process = start_web_process(free_port())
+    try:
+        yield f"http://127.0.0.1:{process.port}"
+    finally:
+        process.terminate()
+        process.wait(20)
 
 
 @pytest.fixture
@@ -209,3 +248,27 @@ def torch_runtime():
     if not result.ready:
         pytest.skip(f"no PyTorch runtime: {result.status}")
     return result.folder
+
+
+@pytest.fixture
+def tools_runtime(runtime_folder):
+    """The PyTorch runtime, which also holds TensorBoard and JupyterLab (SPEC O8, O9); its
+    absence fails the test."""
+    return runtime_folder("torch-cpu")
+
+
+@pytest.fixture(scope="session")
+def runtime_folder():
+    """``runtime_folder(name)``: the folder of that runtime (resources.runtimes.RUNTIMES),
+    made like `make run` makes it (once per machine). A runtime this machine cannot have
+    fails the test with the reason: the tests that ask for one exist to prove it works."""
+    from resources import runtimes
+
+    def made(name: str):
+        definition = runtimes.by_name(name)
+        result = runtimes.ensure(definition)
+        if not result.ready:
+            pytest.fail(f"no {definition.framework} runtime ({name}): {result.status}")
+        return result.folder
+
+    return made

@@ -28,6 +28,16 @@ def wait_until(condition: Callable[[], object], timeout: float = 20, interval: f
         time.sleep(interval)
 
 
+def run_coroutine(coroutine):
+    """``asyncio.run`` in a thread of its own: Playwright's sync API (the browser tests of the
+    same run) keeps an event loop running in the test's thread."""
+    import asyncio
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
+
+
 def settings_form_data(**overrides) -> dict:
     """A whole POST of the /settings/ form: every limit at its default, plus overrides."""
     from console import limits
@@ -78,17 +88,27 @@ def start_worker_process(*pool: str) -> subprocess.Popen:
 
 
 def start_web_process(port: int) -> subprocess.Popen:
-    """The console's web server (gunicorn, one process, as `make run` starts each of its
-    web workers) on 127.0.0.1:``port``, on this test run's database. The caller stops it."""
+    """The console's web server (gunicorn with one ASGI worker, as `make run` starts each of
+    its web workers) on 127.0.0.1:``port``, on this test run's database. The caller stops it."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "console.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "1", "--threads", "2", "--log-level", "warning"],
+        [sys.executable, "-m", "gunicorn", "console.asgi:application", "--bind",
+         f"127.0.0.1:{port}", "--worker-class", "uvicorn_worker.UvicornWorker", "--workers", "1",
+         "--log-level", "warning"],
         cwd=ROOT, env={**_process_env(), "PORT": str(port)}, start_new_session=True,
     )  # fmt: skip
     wait_until(lambda: _answers(port) or process.poll() is not None, timeout=60, interval=0.2)
     if process.poll() is not None:
         raise RuntimeError(f"the web server on port {port} did not start")
+    process.port = port
     return process
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def _answers(port: int) -> bool:
@@ -136,3 +156,22 @@ def live_session(base_url: str, user=None) -> LiveSession:
     session.cookies.set("csrftoken", token)
     session.headers["X-CSRFToken"] = token
     return session
+
+
+def stand_in_runtime(folder):
+    """A folder that passes for an image's local runtime (bin/python is this interpreter),
+    for tests of what is offered and accepted rather than of what runs."""
+    python = Path(folder) / "bin" / "python"
+    python.parent.mkdir(parents=True, exist_ok=True)
+    if not python.exists():
+        python.symlink_to(sys.executable)
+    return Path(folder)
+
+
+def give_images_runtimes(folder) -> None:
+    """Every image without a local runtime gets the stand-in one in ``folder``, as `make
+    run` gives the demo images theirs, whether or not this machine has made them yet."""
+    from resources.models import Image
+
+    runtime = str(stand_in_runtime(folder))
+    Image.objects.filter(local_runtime="").update(local_runtime=runtime)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -52,6 +53,10 @@ def settings_page(request: HttpRequest) -> HttpResponse:
             "form": form,
             "sections": limits.sections(form),
             "history": [(change, labels.get(change.name, change.name)) for change in history],
+            # Where the local backend prepares data (SPEC J19): the admin's to know and size.
+            "node_cache_dir": (
+                str(settings.NODE_CACHE_DIR) if settings.EXECUTION_BACKEND == "local" else ""
+            ),
         },
         status=status,
     )

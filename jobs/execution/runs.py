@@ -1,4 +1,5 @@
-"""Attempts through the backend: start, follow, stop, end (SPEC E1, F7, O6; Q1 statuses).
+"""Attempts through the backend: start, follow, stop (SPEC E1, F7, O6; Q1 statuses); their
+end and what it makes of the job is jobs.execution.ends.
 
 Everything here is called from Celery tasks (and the stop view); every job move goes through
 jobs.lifecycle, so a job another worker moved first is left alone. The backend's calls all
@@ -19,15 +20,14 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from console.words import said
-from jobs import hooks, lifecycle
-from jobs.execution import told, workloads
-from jobs.faults import prechecks, recovery
+from jobs import lifecycle
+from jobs.execution import ends, notes, told, workloads
+from jobs.faults import prechecks
 from jobs.models import Attempt, Job, JobEvent, JobType, Phase, SubTask, UsageSample
-from jobs.operations import NotApplicable, release
+from jobs.operations import NotApplicable
 from resources import clusters
 from resources.backends.base import (
     BackendError,
-    ReplicaState,
     UnknownWorkload,
     WorkloadState,
     WorkloadStatus,
@@ -154,7 +154,7 @@ def _submit(attempt: Attempt, workload, runner) -> bool:
             )
         return False
     except (BackendError, ValueError, OSError) as exc:
-        _end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=f"could not start: {exc}"))
+        ends.end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=f"could not start: {exc}"))
         return False
     return True
 
@@ -178,17 +178,7 @@ def _submit_again(attempt: Attempt) -> None:
 
 def _fail_to_launch(job: Job, reason: str) -> None:
     message = said(gettext_noop("Could not launch: %(reason)s"), reason=reason)
-    _close(job, Phase.ERROR, message, JobEvent.Kind.ERROR)
-
-
-def _close(job: Job, to: str, message: str, kind: str, **fields) -> None:
-    """The job's last move; its nodes go back to the queue. An error's message is its
-    reason."""
-    reason = message if kind == JobEvent.Kind.ERROR else ""
-    with transaction.atomic():
-        if lifecycle.move(job, to, message, kind=kind, reason=reason, **fields):
-            release(job)
-    transaction.on_commit(hooks.queue_changed)
+    ends.close(job, Phase.ERROR, message, JobEvent.Kind.ERROR)
 
 
 # --- follow --------------------------------------------------------------------------------
@@ -204,6 +194,7 @@ def sync() -> int:
         "pk", flat=True
     ):
         start(pk)
+    ends.settle_left()  # jobs whose worker died while ending their attempt
     live = list(Attempt.objects.filter(ended_at__isnull=True).select_related("job", "subtask"))
     unreachable: dict[int, str] = {}
     for cluster_id in {a.cluster_id for a in live if a.cluster_id is not None}:
@@ -236,7 +227,7 @@ def follow(attempt: Attempt, samples: dict[int, list[UsageSample]] | None = None
                 if attempt.submit_tries
                 else "it was never started (the worker launching it stopped)"
             )
-            _end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=reason))
+            ends.end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=reason))
         elif attempt.submit_tries or timezone.now() - attempt.created_at > timedelta(
             seconds=LAUNCH_GRACE_SECONDS
         ):
@@ -252,14 +243,18 @@ def follow(attempt: Attempt, samples: dict[int, list[UsageSample]] | None = None
             status = WorkloadStatus(
                 WorkloadState.FAILED, reason=str(exc) or "the backend lost track of it"
             )
+    notes.tell(attempt, status)  # data preparation, lifecycle scripts (SPEC J19, J23)
     if status.state.finished:
-        _end(attempt, status)
+        ends.end(attempt, status)
         return attempt.state
     if attempt.cluster_id is not None:
         told.why(attempt, status)
     if status.state == WorkloadState.RUNNING and attempt.state == Attempt.State.STARTING:
         _running(attempt)
     if attempt.state == Attempt.State.RUNNING:
+        # The job follows its attempt (also when the worker that marked the attempt running
+        # died before it moved the job); a no-op once the job is running.
+        ends.job_running(attempt.job, attempt)
         _expire_if_due(attempt)
         taken = _sample(attempt)
         if taken is not None:
@@ -278,22 +273,6 @@ def _running(attempt: Attempt) -> None:
         attempt.refresh_from_db()
         return
     attempt.state, attempt.running_at = Attempt.State.RUNNING, now
-    _job_running(attempt.job, attempt)
-
-
-def _job_running(job: Job, attempt: Attempt) -> None:
-    """The job's first attempt is running: its duration counts from now (SPEC O6)."""
-    if job.phase != Phase.STARTING:
-        return
-    now = timezone.now()
-    names = ", ".join(r["name"] for r in attempt.replicas)
-    lifecycle.move(
-        job,
-        Phase.RUNNING,
-        said(gettext_noop("Running: %(names)s."), names=names),
-        started_at=job.started_at or now,  # a resumed job keeps its first start
-        deadline=now + timedelta(hours=job.duration_hours),
-    )
 
 
 def _expire_if_due(attempt: Attempt) -> None:
@@ -352,70 +331,6 @@ def _save_samples(samples: dict[int, list[UsageSample]]) -> None:
         return
     UsageSample.objects.bulk_create([s for taken in samples.values() for s in taken])
     Attempt.objects.filter(pk__in=samples).update(sampled_at=timezone.now())
-
-
-# --- end -----------------------------------------------------------------------------------
-
-_ATTEMPT_STATE = {
-    WorkloadState.SUCCEEDED: Attempt.State.SUCCEEDED,
-    WorkloadState.FAILED: Attempt.State.FAILED,
-    WorkloadState.STOPPED: Attempt.State.STOPPED,
-}
-
-
-def _end(attempt: Attempt, status: WorkloadStatus) -> None:
-    """The attempt has ended: record it, then end the job (or start a batch's next sub-task)."""
-    # The replica that failed, not the ones stopped because it did (SIGTERM: 143).
-    failed = [r for r in status.replicas if r.state == ReplicaState.FAILED]
-    exit_code = failed[0].exit_code if failed else (0 if status.state == "succeeded" else None)
-    if not Attempt.objects.filter(pk=attempt.pk, ended_at__isnull=True).update(
-        state=_ATTEMPT_STATE[status.state],
-        ended_at=timezone.now(),
-        exit_code=exit_code,
-        reason=status.reason[:500],
-    ):
-        return  # another worker ended it
-    attempt.refresh_from_db()
-    job = Job.objects.get(pk=attempt.job_id)
-    if status.state == WorkloadState.SUCCEEDED and not attempt.stop_cause:
-        _job_running(job, attempt)  # it ran, even if it ended before a poll saw it running
-        following = _next_subtask(job, attempt)
-        if following is not None:
-            start(job.pk, following)
-            return
-    # A job that ended before any poll saw it running still started (SPEC Q1 times).
-    started = {}
-    if job.started_at is None:
-        begun = attempt.running_at or attempt.created_at
-        started = {"started_at": begun, "deadline": begun + timedelta(hours=job.duration_hours)}
-    recovered = recovery.on_end(job, attempt, status)
-    if recovered == recovery.REQUEUED:
-        return
-    _close(job, *(recovered or _outcome(job, attempt, status)), **started)
-
-
-def _next_subtask(job: Job, attempt: Attempt) -> SubTask | None:
-    if job.job_type != JobType.BATCH or attempt.subtask is None:
-        return None
-    return job.subtasks.filter(index__gt=attempt.subtask.index).order_by("index").first()
-
-
-def _outcome(job: Job, attempt: Attempt, status: WorkloadStatus) -> tuple[str, str, str]:
-    if attempt.stop_cause == Attempt.StopCause.EXPIRY:
-        message = said(gettext_noop("Expired: its duration ran out and its processes ended."))
-        return Phase.EXPIRED, message, "warning"
-    if attempt.stop_cause == Attempt.StopCause.USER or status.state == WorkloadState.STOPPED:
-        return Phase.STOPPED, said(gettext_noop("Stopped: every process has ended.")), "info"
-    if status.state == WorkloadState.SUCCEEDED:
-        return Phase.SUCCEEDED, said(gettext_noop("Succeeded.")), "info"
-    reason = status.reason or "it failed"  # the backend's words (plain English)
-    if job.job_type == JobType.BATCH and attempt.subtask is not None:
-        index = attempt.subtask.index + 1
-        message = said(
-            gettext_noop("Failed in sub-task %(i)s: %(reason)s."), i=index, reason=reason
-        )
-        return Phase.ERROR, message, "error"
-    return Phase.ERROR, said(gettext_noop("Failed: %(reason)s."), reason=reason), "error"
 
 
 # --- stop ----------------------------------------------------------------------------------

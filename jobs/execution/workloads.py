@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from console import limits
 from jobs.launch_request import plan_for
 from jobs.models import Job
 from resources import identity, runtimes, storage
-from resources.backends.base import ReplicaSpec, Workload
+from resources.backends.base import LifecycleScripts, PreparedData, ReplicaSpec, Workload
 from resources.backends.local_runner_prepare import DEFAULT_PATH
 from resources.models import Allocation
+from resources.mounts import MountKind
 
 
 def workload_id(job: Job, number: int) -> str:
@@ -112,8 +114,30 @@ def build(job: Job, number: int, subtask=None) -> Workload:
             "console.io/owner": str(job.owner_id),
         },
         min_available=_gang(job, len(replicas), len(placed)),
+        prepare_data=_prepared(job, plan),
+        scripts=LifecycleScripts(
+            before_start=job.lifecycle_before_start.strip(),
+            after_stop=job.lifecycle_after_stop.strip(),
+            on_failure=job.lifecycle_on_failure.strip(),
+            timeout_seconds=limits.current().lifecycle_script_timeout_seconds,
+        ),
     )
     return workload
+
+
+def _prepared(job: Job, plan) -> tuple[PreparedData, ...]:
+    """SPEC J19: the datasets to copy to each node first, when the job asks for it. Only
+    read-only dataset mounts (the form requires every dataset read-only then)."""
+    if not job.data_prep:
+        return ()
+    found = {}
+    for replica in plan.replicas:
+        for mount in replica.mounts:
+            if getattr(mount, "kind", "") == MountKind.DATASET and mount.read_only:
+                found[str(mount.target)] = PreparedData(
+                    source=str(mount.source), target=str(mount.target), label=mount.label
+                )
+    return tuple(found[target] for target in sorted(found))
 
 
 def cluster_of(job: Job) -> int | None:

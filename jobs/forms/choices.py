@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import Q
 
 from console.sharing import Access
+from resources import runtimes
 from resources.availability import usable_nodes
 from resources.models import (
     AcceleratorModel,
@@ -14,6 +15,7 @@ from resources.models import (
     DriverVersion,
     Image,
     ModelVersion,
+    Node,
     NodeSpec,
     ResourcePool,
     Volume,
@@ -82,7 +84,31 @@ def accelerator_models():
 
 def images():
     """Images for training jobs; the form still checks the scope of what comes back."""
-    return Image.objects.live().filter(scopes__contains=[Image.Scope.TRAINING])
+    return Image.objects.for_training()
+
+
+def may_run_locally(project, pool=None, node_names=()) -> bool:
+    """Whether a job of ``project`` with this pool or these pinned nodes could be placed on
+    a node the local backend runs (one of no cluster): its image then needs a local
+    runtime. A pool or nodes of a Kubernetes cluster need none: the image is a container
+    there."""
+    if node_names:
+        candidates = Node.objects.live().filter(name__in=list(node_names))
+    elif pool:
+        candidates = Node.objects.live().filter(pool=pool)
+    else:
+        candidates = usable_nodes(project).filter(pool__isnull=True)
+    return candidates.filter(cluster__isnull=True).exists()
+
+
+def images_not_local(queryset) -> dict[str, str]:
+    """Of these images, those the local backend cannot run: primary key -> why."""
+    found = {}
+    for image in queryset:
+        problem = runtimes.local_problem(image)
+        if problem:
+            found[str(image.pk)] = problem
+    return found
 
 
 def drivers():

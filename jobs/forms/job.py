@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
 
 from console import limits
+from console.modes import MAX_NODES
+from console.params import whole_number
 from console.sharing import Access
 from console.widgets import speed_up_selects, word_empty_choices
-from jobs.forms import choices, rows, rules
+from jobs.forms import choices, rows, rules, suggestions
 from jobs.models import JobType, Mode, PerformancePolicy, Priority
 from resources import storage
+from resources.models import Node
 
 CHECKBOXES = forms.CheckboxSelectMultiple(attrs={"class": "form-check-input"})
 NAME_HELP = _("Lowercase letters, digits and “-”; unique among your queued and running jobs.")
@@ -77,7 +81,9 @@ class JobForm(forms.Form):
         label=_("Node specs"), queryset=None, widget=CHECKBOXES,
         help_text=_("One or more: the first that can start wins; only one ever runs."),
     )  # fmt: skip
-    node_count = forms.IntegerField(label=_("Node count"), min_value=1, max_value=1000, initial=1)
+    node_count = forms.IntegerField(
+        label=_("Node count"), min_value=1, max_value=MAX_NODES, initial=1
+    )
     ps_count = forms.IntegerField(
         label=_("Parameter servers"), min_value=0, max_value=64, initial=0, required=False,
         help_text=_("TensorFlow only; 0 means AllReduce."),
@@ -122,11 +128,20 @@ class JobForm(forms.Form):
     debug_terminal = forms.BooleanField(label=_("Debug terminal"), required=False)
     duration_hours = forms.TypedChoiceField(label=_("Duration"), coerce=int)
     lifecycle_before_start = forms.CharField(
-        label=_("Before start"), required=False, widget=forms.Textarea(attrs={"rows": 2})
-    )
+        label=_("Before start"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("Shell commands run with bash -c on every node before the job's command, "
+                    "in /workspace as the job. If they fail, the command does not run."),
+    )  # fmt: skip
     lifecycle_after_stop = forms.CharField(
-        label=_("After stop"), required=False, widget=forms.Textarea(attrs={"rows": 2})
-    )
+        label=_("After stop"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("Run with bash -c on every node once the command has ended, whatever "
+                    "the reason (success, failure, stop, expiry)."),
+    )  # fmt: skip
+    lifecycle_on_failure = forms.CharField(
+        label=_("On failure"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("Run with bash -c on every node when the command failed, before the "
+                    "after-stop script."),
+    )  # fmt: skip
 
     def __init__(self, *args, user, project, **kwargs):
         super().__init__(*args, **kwargs)
@@ -178,6 +193,29 @@ class JobForm(forms.Form):
             spellcheck="false",
         )
         speed_up_selects(self)
+        self._mark_images_without_runtime()
+
+    def _mark_images_without_runtime(self) -> None:
+        """Where the job could run on this machine's nodes, images without a local runtime
+        are shown disabled, with why (the rules refuse them if posted anyway). For a
+        Kubernetes cluster's pool or nodes every image is offered."""
+        # Read before validation: anything may have been posted (a database query must not
+        # get a NUL, a number past a bigint, or a name longer than any node's).
+        pool = whole_number(str(self.value("pool") or ""))
+        names = [
+            name
+            for name in map(str, self.value("node_names") or [])
+            if name and len(name) <= Node._meta.get_field("name").max_length and "\x00" not in name
+        ]
+        if not choices.may_run_locally(self.project, pool, names):
+            return
+        missing = choices.images_not_local(self.fields["image"].queryset)
+        why = _("not on this machine's nodes: no local runtime")
+        self.fields["image"].widget.unavailable = dict.fromkeys(missing, why)
+        if missing:
+            self.fields["image"].help_text = _(
+                "Images without a local runtime run only on a Kubernetes cluster's pool or nodes."
+            )
 
     # Rows ---------------------------------------------------------------------------------
     def _add_rows(self, source) -> None:
@@ -230,10 +268,17 @@ class JobForm(forms.Form):
         return bool(self.value(name))
 
     def subtask_rows(self):
+        """(index, algorithm, read-only, command, the algorithm's suggestion) per sub-task."""
+        indexes = list(range(self.subtask_count))
         return [
-            (i, *(self[rows.SUBTASKS.name(i, f)] for f in rows.SUBTASKS.fields))
-            for i in range(self.subtask_count)
+            (i, *(self[rows.SUBTASKS.name(i, f)] for f in rows.SUBTASKS.fields), suggestion)
+            for i, suggestion in zip(indexes, suggestions.suggestions(self, indexes), strict=True)
         ]
+
+    @cached_property
+    def suggestion(self) -> suggestions.Suggestion | None:
+        """What the job's algorithm suggests (image, mode, nodes, command), if anything."""
+        return suggestions.suggestion(self)
 
     def dataset_rows(self):
         return [

@@ -9,12 +9,13 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from console.modes import node_count_problem
 from console.sharing import RANK, Access
-from jobs.forms import rows
+from console.validation.command import check_command
+from console.validation.messages import describe
+from jobs.forms import choices, rows
 from jobs.models import Job, JobType, Mode, PerformancePolicy, Priority
-from jobs.validation.command import check_command
-from jobs.validation.messages import describe
-from resources import storage
+from resources import runtimes, storage
 from resources.models import VendorKind
 from resources.mounts import UnsafePath
 
@@ -150,13 +151,10 @@ def urgent_cap_message(project, held: int, cap: int) -> str:
 
 
 def check_shape(form, data) -> None:
-    mode, nodes = data.get("mode"), data.get("node_count")
-    if mode == Mode.SINGLE and nodes and nodes > 1:
-        form.add_error(
-            "node_count",
-            _("A single-node job runs on one node. Pick a distributed mode to use %(n)s.")
-            % {"n": nodes},
-        )
+    mode = data.get("mode")
+    problem = node_count_problem(mode, data.get("node_count"))
+    if problem:
+        form.add_error("node_count", problem)
     if (data.get("ps_count") or 0) > 0 and mode != Mode.TENSORFLOW:
         form.add_error("ps_count", _("Parameter servers are for TensorFlow jobs only."))
 
@@ -175,6 +173,7 @@ def check_placement(form, data) -> None:
             )  # fmt: skip
         if "training" not in image.scopes:
             form.add_error("image", _("This image is not meant for training jobs."))
+        check_local_runtime(form, data, image)
     if data.get("node_names") and (data.get("driver_version") or data.get("pool")):
         form.add_error(
             "node_names",
@@ -191,6 +190,17 @@ def check_placement(form, data) -> None:
                 "driver_version",
                 _("This driver is for %(kind)s boards.") % {"kind": driver.kind},
             )
+
+
+def check_local_runtime(form, data, image) -> None:
+    """An image without a local runtime cannot run on this machine's nodes (the local
+    backend has no container to bring its Python): refused where the job could land there."""
+    problem = runtimes.local_problem(image)
+    if problem is None:
+        return
+    names = [node.name for node in data.get("node_names") or []]
+    if choices.may_run_locally(form.project, data.get("pool"), names):
+        form.add_error("image", problem)
 
 
 def check_recovery(form, data) -> None:

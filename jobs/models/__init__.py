@@ -21,6 +21,7 @@ from jobs.models.job import (
     SubTask,
 )
 from jobs.models.predictions import JobPrediction
+from jobs.models.tools import Tool
 
 __all__ = [
     "LIVE_STATUSES",
@@ -45,5 +46,6 @@ __all__ = [
     "Priority",
     "Status",
     "SubTask",
+    "Tool",
     "UsageSample",
 ]

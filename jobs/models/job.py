@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from console.modes import Mode  # shared with the catalog's suggested launch
 from console.sharing import Access
 
 
@@ -24,14 +25,6 @@ class Priority(models.IntegerChoices):
     NORMAL = 0, _("Normal")
     URGENT = 1, _("Urgent")
     VERY_URGENT = 2, _("Very urgent")
-
-
-class Mode(models.TextChoices):
-    SINGLE = "single", _("Single node")
-    MPI = "mpi", _("Horovod / MPI")
-    TENSORFLOW = "tensorflow", _("TensorFlow")
-    PYTORCH = "pytorch", _("PyTorch")
-    DEEPSPEED = "deepspeed", _("PyTorch-DeepSpeed")
 
 
 class Status(models.TextChoices):
@@ -180,6 +173,7 @@ class Job(models.Model):
     duration_hours = models.PositiveIntegerField(_("duration (hours)"))
     lifecycle_before_start = models.TextField(_("before start"), blank=True)
     lifecycle_after_stop = models.TextField(_("after stop"), blank=True)
+    lifecycle_on_failure = models.TextField(_("on failure"), blank=True)
 
     status = models.CharField(_("status"), max_length=10, choices=Status, default=Status.QUEUED)
     phase = models.CharField(_("phase"), max_length=10, choices=Phase, default=Phase.QUEUED)

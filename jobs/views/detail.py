@@ -17,6 +17,8 @@ from jobs.models import FaultRecord, Job, JobPrediction, JobType, Priority
 from jobs.permissions import get_job_for_user
 from jobs.prediction import describe_blockers
 from jobs.queue_words import word_jobs
+from jobs.terminal import access as terminal_access
+from jobs.tools.service import live_tool
 from jobs.views.runs import log_context, usage_context
 from jobs.workspace import job_mounts
 from resources import storage
@@ -95,6 +97,20 @@ def typed_commands(job: Job) -> list[tuple[int, list[str]]]:
     return [(0, words(job.command))]
 
 
+def terminal_links(job: Job, may_change: bool) -> dict | None:
+    """The debug terminal's links, one per node, while it can be opened (SPEC J20): only for
+    those who may change the job (SPEC P)."""
+    if not (may_change and job.debug_terminal):
+        return None
+    attempt = terminal_access.latest_attempt(job)
+    if not terminal_access.open_now(job, attempt):
+        return None
+    return {
+        "replicas": terminal_access.replicas_of(attempt),
+        "kept_until": terminal_access.kept_until(job, attempt),
+    }
+
+
 def announce_created(request: HttpRequest, job: Job) -> None:
     """Right after Create: say so, with the status the job has as this page is drawn (it
     may have started, or even ended, since the form was sent)."""
@@ -135,6 +151,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "blockers": blockers,
             "job": job,
             "may_change": may_change,
+            "terminal": terminal_links(job, may_change),
             "specs": [choice.spec for choice in job.spec_choices.all()],
             "mounts": job_mounts(job),
             "launch": launch,
@@ -148,6 +165,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "log": log_context(job, request),
             "continues_from": continues_from(job, request.user),
             "usage": usage_context(job, request),
+            "tensorboard": live_tool(job=job),
             "watch": watch.summary(job),
             "faults": faults,
             "recovery_summary": recovery_summary(job) if faults or job.fault_tolerant else "",

@@ -9,11 +9,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import trigger_client_event
 
 from console import limits, ratelimit
 from console.htmx import render_page
 from jobs import prediction
-from jobs.forms import rules
+from jobs.forms import rules, suggestions
 from jobs.forms.job import JobForm
 from jobs.forms.rows import apply_row_action
 from jobs.models import Job
@@ -33,6 +34,16 @@ def defaults(request: HttpRequest) -> dict:
         "ps_count": 0,
         "algorithm_read_only": True,
     }
+
+
+def _acted_on(request: HttpRequest, action: str) -> JobForm:
+    """The form as posted, with a button's action done (a row added or removed, an
+    algorithm's suggestion taken), shown again without validating it."""
+    user, project = request.user, request.project or None
+    data = apply_row_action(request.POST, action)
+    if suggestions.acts_on(action):
+        data = suggestions.apply(JobForm(data, user=user, project=project), action)
+    return _quiet(JobForm(data, user=user, project=project))
 
 
 def _quiet(form: JobForm) -> JobForm:
@@ -85,9 +96,8 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=Fal
     if request.method == "POST":
         action = request.POST.get("row_action")
         if action:
-            # Without JavaScript the row buttons submit the whole form: show it again.
-            data = apply_row_action(request.POST, action)
-            return _render(request, _quiet(JobForm(data, user=user, project=project)))
+            # Without JavaScript the form's buttons submit the whole form: show it again.
+            return _render(request, _acted_on(request, action), cloned_from=cloned_from)
         form = JobForm(request.POST, user=user, project=project)
         wait = ratelimit.hit("submit", user)
         if wait is not None:
@@ -133,10 +143,13 @@ def job_new(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def job_form_refresh(request: HttpRequest) -> HttpResponse:
-    """htmx: the form body again, with the dependent parts for what is typed now."""
-    data = apply_row_action(request.POST, request.POST.get("row_action", ""))
-    form = _quiet(JobForm(data, user=request.user, project=request.project or None))
-    return _render(request, form, fragment="form_body")
+    """htmx: the form body again, with the dependent parts for what is typed now. Its fields
+    are disabled while this is asked, so a prediction asked meanwhile saw none of them: the
+    answer tells the page to ask again once the body is back (``form-refreshed``)."""
+    form = _acted_on(request, request.POST.get("row_action", ""))
+    response = _render(request, form, fragment="form_body")
+    trigger_client_event(response, "form-refreshed", after="settle")
+    return response
 
 
 @require_http_methods(["GET", "POST"])

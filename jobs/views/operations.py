@@ -15,8 +15,7 @@ from console.htmx import render_page
 from console.params import whole_number
 from console.ratelimit import rate_limited
 from jobs import operations
-from jobs.models import DevEnvironment
-from jobs.permissions import get_devenv_for_user, get_job_for_user
+from jobs.permissions import get_job_for_user
 
 
 def _confirm(request, job, action: str, *, status: int = 200, **context) -> HttpResponse:
@@ -110,14 +109,3 @@ def job_devenv(request: HttpRequest, pk: int) -> HttpResponse:
     env = operations.devenv_from_job(job, request.user, name)
     messages.success(request, _("Development environment %(name)s created.") % {"name": name})
     return redirect(env)
-
-
-@require_http_methods(["GET"])
-@login_required
-def devenv_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    env = get_devenv_for_user(
-        request.user,
-        pk,
-        queryset=DevEnvironment.objects.select_related("image", "spec", "algorithm", "from_job"),
-    )
-    return render_page(request, "jobs/devenv_detail.html", {"env": env})

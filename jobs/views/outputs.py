@@ -72,7 +72,9 @@ def job_outputs(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404 from None
     path = _inside(base, sub)
     if path.is_file():
-        return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+        file = path.open("rb")
+        # Read a chunk at a time under ASGI too (console.streaming.StreamingMiddleware).
+        return FileResponse(file, as_attachment=True, filename=path.name)
     entries, total = _entries(path, sub) if path.is_dir() else ([], 0)
     crumbs, walked = [], []
     for part in PurePosixPath(sub).parts if sub else ():

@@ -110,6 +110,35 @@ class ReplicaSpec:
 
 
 @dataclass(frozen=True)
+class PreparedData:
+    """A read-only dataset the job asked to have copied to each of its nodes' fast local
+    storage before its code starts (SPEC J19). Every replica mounting ``target`` mounts the
+    node's copy, read-only, instead of ``source`` on the shared storage. ``label`` names it
+    for people ("cifar10/v2")."""
+
+    source: str
+    target: str
+    label: str
+
+
+@dataclass(frozen=True)
+class LifecycleScripts:
+    """The job's lifecycle scripts (SPEC J23): shell text, run with ``bash -c`` on every
+    replica, in its environment, working folder and identity. ``before_start`` runs before
+    the replica's command (failing, it fails the workload and the command never runs);
+    ``on_failure`` once the workload's command has failed, then ``after_stop`` once it has
+    ended for any reason. Each may take ``timeout_seconds``."""
+
+    before_start: str = ""
+    after_stop: str = ""
+    on_failure: str = ""
+    timeout_seconds: int = 300
+
+    def __bool__(self) -> bool:
+        return bool(self.before_start or self.after_stop or self.on_failure)
+
+
+@dataclass(frozen=True)
 class RunAs:
     """Who a workload's processes are: the job owner's own identity, the same on every
     backend (locally a user of this machine; on Kubernetes ``runAsUser``, ``runAsGroup``,
@@ -133,7 +162,8 @@ class Workload:
     brings its own. ``workdir_name``: the folder the backend keeps its files in (default: id).
     ``run_as``: whose processes they are (None: the backend's own unprivileged default).
     The last four fields are for clusters; the local backend runs the runtime on ``PATH``
-    and admits gangs itself.
+    and admits gangs itself. ``prepare_data``: datasets copied to each node first (J19);
+    ``scripts``: the lifecycle scripts (J23).
     """
 
     id: str
@@ -147,11 +177,14 @@ class Workload:
     wait_for_peers: bool = False
     peer_timeout_seconds: int = 60
     workdir_name: str = ""
+    prepare_data: tuple[PreparedData, ...] = ()
+    scripts: LifecycleScripts = field(default_factory=LifecycleScripts)
 
     def __post_init__(self) -> None:
         if not self.workdir_name:
             object.__setattr__(self, "workdir_name", self.id)
         object.__setattr__(self, "replicas", tuple(self.replicas))
+        object.__setattr__(self, "prepare_data", tuple(self.prepare_data))
 
     def replica(self, name: str) -> ReplicaSpec:
         for replica in self.replicas:
@@ -169,12 +202,31 @@ class ReplicaStatus:
 
 
 @dataclass(frozen=True)
+class Note:
+    """Something the backend did for the workload that its owner should hear of, numbered
+    from 0 in the order it happened (the console tells each once, in order).
+
+    ``kind`` and the keys of ``facts``:
+
+    * ``preparing`` (node, label, done, total: bytes), ``prepared`` (node, label, total,
+      seconds), ``reused`` (node, label, total), ``prepare_failed`` (node, label, error);
+    * ``script`` (point: before_start | on_failure | after_stop, node, replica, exit_code,
+      seconds, timed_out, last_line).
+    """
+
+    number: int
+    kind: str
+    facts: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class WorkloadStatus:
     state: WorkloadState
     replicas: tuple[ReplicaStatus, ...] = ()
     reason: str = ""  # plain English: "worker 1 exited with code 3"
     # The cluster lost a node it ran on, or a pod of it was force-deleted (seed 003).
     node_lost: bool = False
+    notes: tuple[Note, ...] = ()  # data preparation and lifecycle scripts, as they went
 
 
 @dataclass(frozen=True)
@@ -195,6 +247,24 @@ class RecoveredWorkload:
     workload_id: str
     status: WorkloadStatus
     killed_processes: int = 0  # orphans it had to kill (their supervisor was gone)
+
+
+@dataclass(frozen=True)
+class Shell:
+    """An interactive shell in one replica (the debug terminal, SPEC J20): a process of the
+    caller's and the master side of its terminal. The caller reads and writes ``fd``, ends
+    the shell by closing it and killing the process group ``pid`` leads, and reaps ``pid``.
+    ``folders``: host folder -> the job's path for it, for what the shell prints (empty
+    where the shell already sees the job's own paths, as in a container)."""
+
+    pid: int
+    fd: int
+    folders: dict[str, str] = field(default_factory=dict)
+
+
+class ShellUnavailable(BackendError):
+    """The backend cannot open a shell in that replica (not supported, or nothing left to
+    enter); the message says why in plain words."""
 
 
 class UnknownWorkload(BackendError, KeyError):
@@ -244,12 +314,30 @@ class Backend(Protocol):
         """How many bytes of output the replica has written so far (to show a log's tail)."""
         ...
 
+    def path_names(self, workload_id: str, replica: str) -> dict[str, str]:
+        """Host folder -> the job's path for it, for what ``replica``'s processes print (a
+        tool's terminal, say): a user never sees the machine's folders. Empty where they
+        see the job's own paths already, as in a container."""
+        return {}
+
     def usage(self, workload_id: str) -> list[UsageSample]:
         """CPU, memory and accelerator use of each running replica."""
         ...
 
     def cleanup(self, workload_id: str) -> None:
         """Kill whatever is left and forget the workload (its files and logs too)."""
+        ...
+
+    def open_shell(self, workload_id: str, replica: str, rows: int, cols: int) -> Shell:
+        """An interactive shell in ``replica`` of the workload, as its processes are: same
+        identity, environment, working folder and view of the file system. Raises
+        :class:`ShellUnavailable` when it cannot; quick (never waits for the shell)."""
+        ...
+
+    def discard_kept(self, workload_id: str) -> bool:
+        """An ended workload kept for debugging is no longer needed: free what only its
+        containers needed (their workspace, home and tmp), keep its logs and status.
+        True if there was anything to free (a second call is a no-op)."""
         ...
 
     def recover(self) -> list[RecoveredWorkload]:

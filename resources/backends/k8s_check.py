@@ -34,6 +34,7 @@ NEEDED = (
 OPTIONAL = (
     ("list", "metrics.k8s.io", "pods"),
     ("get", "apiextensions.k8s.io", "customresourcedefinitions"),
+    ("create", "", "pods/exec"),  # the debug terminal (k8s_exec)
 )
 
 

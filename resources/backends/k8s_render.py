@@ -11,6 +11,7 @@ it sees on the local backend:
 * the environment, argv and files as planned. Volcano's ``env``, ``pytorch``,
   ``tensorflow`` and ``mpi`` plugins are never used: they would overwrite it. ``ssh`` is
   added where one replica launches onto the others (mpirun, deepspeed);
+* data preparation and lifecycle scripts as ``k8s_steps`` renders them;
 * the gang (``minAvailable``), the nodes the console admitted onto (``nodeSelector``), the
   boards as the accelerator resource, CPU and memory as requests equal to limits, a
   memory-backed ``/dev/shm``, the mounts (a subPath of the storage claim, or of a host
@@ -23,6 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from resources.backends import k8s_steps
 from resources.backends.base import ReplicaSpec, Workload
 
 API_VERSION = "batch.volcano.sh/v1alpha1"
@@ -137,11 +139,13 @@ def _task(workload: Workload, replica: ReplicaSpec, target: ClusterTarget) -> di
 
 def _pod(workload: Workload, replica: ReplicaSpec, target: ClusterTarget) -> dict:
     volumes, mounts = _volumes(workload, replica, target)
+    env = [{"name": name, "value": value} for name, value in sorted(replica.env.items())]
+    command = list(replica.argv if replica.runs_entry else PEER_COMMAND)
     container = {
         "name": "main",
         "image": workload.image,
-        "command": list(replica.argv if replica.runs_entry else PEER_COMMAND),
-        "env": [{"name": name, "value": value} for name, value in sorted(replica.env.items())],
+        "command": k8s_steps.wrapped(workload, command),
+        "env": env + k8s_steps.script_env(workload),
         "workingDir": "/workspace",
         "resources": _resources(replica, target),
         "volumeMounts": mounts,
@@ -150,10 +154,17 @@ def _pod(workload: Workload, replica: ReplicaSpec, target: ClusterTarget) -> dic
         "hostname": replica.name,
         "subdomain": workload.id,
         "restartPolicy": "Never",
-        "terminationGracePeriodSeconds": workload.graceful_seconds,
+        "terminationGracePeriodSeconds": k8s_steps.graceful_seconds(workload),
         "containers": [container],
         "volumes": volumes,
     }
+    prepare = k8s_steps.prepare_container(
+        workload, replica, lambda source, path: _storage_mount(source, path, True, target)
+    )
+    if prepare is not None:
+        prepare["resources"] = _resources(replica, target)
+        pod["initContainers"] = [prepare]
+        volumes.extend(k8s_steps.prepared_volumes(workload, replica))
     if replica.node:
         pod["nodeSelector"] = {HOSTNAME_LABEL: replica.node}
     if workload.run_as is not None:
@@ -180,15 +191,13 @@ def _volumes(workload: Workload, replica: ReplicaSpec, target: ClusterTarget):
     mounts = [{"name": "dshm", "mountPath": SHM_TARGET}]
     if replica.mounts:
         volumes.append(_storage_volume(target))
+        prepared = k8s_steps.prepared_targets(workload, replica)
         for source, path, read_only in replica.mounts:
-            mounts.append(
-                {
-                    "name": "storage",
-                    "mountPath": path,
-                    "subPath": _relative(source, target),
-                    "readOnly": bool(read_only),
-                }
-            )
+            if path in prepared:  # the node's copy (SPEC J19), read-only
+                name = f"prepared-{prepared[path]}"
+                mounts.append({"name": name, "mountPath": path, "readOnly": True})
+                continue
+            mounts.append(_storage_mount(source, path, read_only, target))
     if replica.files:
         volumes.append({"name": "files", "configMap": {"name": files_name(workload)}})
         for path in sorted(replica.files):
@@ -201,6 +210,15 @@ def _volumes(workload: Workload, replica: ReplicaSpec, target: ClusterTarget):
                 }
             )
     return volumes, mounts
+
+
+def _storage_mount(source: str, path: str, read_only: bool, target: ClusterTarget) -> dict:
+    return {
+        "name": "storage",
+        "mountPath": path,
+        "subPath": _relative(source, target),
+        "readOnly": bool(read_only),
+    }
 
 
 def _storage_volume(target: ClusterTarget) -> dict:

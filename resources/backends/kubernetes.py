@@ -30,6 +30,7 @@ from resources.backends.base import (
     BackendError,
     NodeInfo,
     RecoveredWorkload,
+    ShellUnavailable,
     UnknownWorkload,
     UsageSample,
     Workload,
@@ -383,6 +384,9 @@ class KubernetesBackend:
         self._copy_logs(workload_id, [replica])
         return store.size(workload_id, replica)
 
+    def path_names(self, workload_id: str, replica: str) -> dict[str, str]:
+        return {}  # a pod sees the job's own paths: nothing to translate
+
     def _store(self) -> LogStore:
         if self.store is None:
             raise BackendError("this cluster keeps no logs (no log folder configured)")
@@ -427,6 +431,25 @@ class KubernetesBackend:
                 raise
         if self.store is not None:
             self.store.forget(workload_id)
+
+    def open_shell(self, workload_id: str, replica: str, rows: int, cols: int):
+        """A shell in the replica's container through the API's ``pods/exec`` (k8s_exec)."""
+        from resources.backends import k8s_exec
+
+        pods = [p for p in self._fresh().pods.get(workload_id, []) if _task(p) == replica]
+        running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+        if not running:
+            why = "is not running" if pods else "is gone from the cluster"
+            raise ShellUnavailable(f"the pod of {replica} {why}")
+        pod = running[0]
+        containers = (pod.get("spec") or {}).get("containers") or [{}]
+        return k8s_exec.open_shell(
+            self.api.connection, self.target.namespace, pod["metadata"]["name"],
+            containers[0].get("name", ""), rows, cols,
+        )  # fmt: skip
+
+    def discard_kept(self, workload_id: str) -> bool:
+        return False  # the pods are removed with the job (cleanup); nothing is kept apart
 
     def recover(self) -> list[RecoveredWorkload]:
         return []  # the cluster keeps running what it runs: nothing is orphaned by a worker

@@ -17,6 +17,7 @@ from console.config import ConfigError
 from resources.backends.base import (
     NodeInfo,
     RecoveredWorkload,
+    Shell,
     UsageSample,
     Workload,
     WorkloadStatus,
@@ -94,11 +95,12 @@ class LocalBackend:
     @property
     def runner(self) -> LocalRunner:
         # One runner per runs folder: the setting may change (tests), the backend is cached.
-        root, storage = settings.RUNS_DIR, settings.STORAGE_ROOT
-        hidden = (str(root.resolve()), str(Path(storage).resolve()))
+        root, storage, cache = settings.RUNS_DIR, settings.STORAGE_ROOT, settings.NODE_CACHE_DIR
+        hidden = tuple(str(Path(p).resolve()) for p in (root, storage, cache))
         if self._runner is None or self._runner.hidden != hidden:
-            # Isolated jobs see neither other jobs' folders nor storage they do not mount.
-            self._runner = LocalRunner(root, hidden=(storage,))
+            # Isolated jobs see neither other jobs' folders, nor storage they do not mount,
+            # nor prepared data but their own copies.
+            self._runner = LocalRunner(root, hidden=(storage, cache), cache=cache)
         return self._runner
 
     _runner: LocalRunner | None = None
@@ -123,11 +125,20 @@ class LocalBackend:
     def log_size(self, workload_id: str, replica: str) -> int:
         return self.runner.log_size(workload_id, replica)
 
+    def path_names(self, workload_id: str, replica: str) -> dict[str, str]:
+        return self.runner.path_names(workload_id, replica)
+
     def usage(self, workload_id: str) -> list[UsageSample]:
         return self.runner.usage(workload_id)
 
     def cleanup(self, workload_id: str) -> None:
         self.runner.cleanup(workload_id)
+
+    def open_shell(self, workload_id: str, replica: str, rows: int, cols: int) -> Shell:
+        return self.runner.open_shell(workload_id, replica, rows, cols)
+
+    def discard_kept(self, workload_id: str) -> bool:
+        return self.runner.discard_kept(workload_id)
 
     def recover(self) -> list[RecoveredWorkload]:
         return self.runner.recover()

@@ -54,8 +54,11 @@ from pathlib import Path
 
 from resources.backends import local_runner_host as host
 from resources.backends import local_runner_isolation as isolation
+from resources.backends import local_runner_logs as output
+from resources.backends import local_runner_shell as shells
 from resources.backends.base import (
     BackendError,
+    Note,
     RecoveredWorkload,
     ReplicaState,
     ReplicaStatus,
@@ -65,12 +68,7 @@ from resources.backends.base import (
     WorkloadState,
     WorkloadStatus,
 )
-from resources.backends.local_runner_layout import (
-    FOLDER_NAME,
-    SHELL_SAFE_PATH,
-    job_folders,
-    job_paths,
-)
+from resources.backends.local_runner_layout import FOLDER_NAME, SHELL_SAFE_PATH
 from resources.backends.local_runner_prepare import (
     DEFAULT_PATH,
     REPLICA_NAME,
@@ -99,8 +97,11 @@ class LocalRunner:
         *,
         registry: Path = host.ADDRESS_REGISTRY,
         hidden: tuple[Path | str, ...] = (),
+        cache: Path | str | None = None,
     ):
         self.root = Path(root).resolve()
+        # The nodes' fast local storage: prepared data (SPEC J19, local_prepared).
+        self.cache = Path(cache).resolve() if cache else self.root.parent / "node-cache"
         # What an isolated job must not see: the runs folder itself, and what the backend
         # adds (the storage root); see local_runner_isolation.
         self.hidden = tuple(dict.fromkeys(str(Path(p).resolve()) for p in (self.root, *hidden)))
@@ -156,7 +157,7 @@ class LocalRunner:
             host.make_dirs(staging)
             launch = lay_out(
                 workload, folder=folder, staging=staging, block=block, user=user,
-                hidden=self.hidden if isolated else None,
+                hidden=self.hidden if isolated else None, cache=self.cache,
             )  # fmt: skip
             host.write_json(staging / "workload.json", record, 0o600)
             host.write_json(staging / "launch.json", launch, 0o600)
@@ -329,37 +330,20 @@ class LocalRunner:
     def logs(
         self, workload_id: str, replica: str, offset: int = 0, limit: int = 65536
     ) -> tuple[str, int]:
-        folder = self._folder(workload_id)
-        if not REPLICA_NAME.fullmatch(replica) or not (folder / replica).is_dir():
-            raise UnknownWorkload(f"workload {workload_id} has no replica {replica!r}")
+        folder = self._replica_folder(workload_id, replica)
         if offset < 0 or limit <= 0:
             raise ValueError(f"bad log window: offset {offset}, limit {limit}")
-        try:
-            with open(folder / replica / "log.txt", "rb") as handle:
-                # Past the end there is nothing; a seek that far may even fail (EINVAL).
-                offset = min(offset, os.fstat(handle.fileno()).st_size)
-                handle.seek(offset)
-                data = handle.read(limit)
-        except FileNotFoundError:
-            return "", offset
-        whole = _without_partial_character(data) or data
-        if not whole.endswith(b"\n") and b"\n" in whole:
-            # Paths are only translated whole: an unfinished line comes with the next read.
-            whole = whole[: whole.rindex(b"\n") + 1]
-        # The job's processes run in host folders; the user knows them by the job's paths.
-        record = host.read_json(folder / "workload.json") or {}
-        folders = job_folders(record, str(folder), replica, DEFAULT_PATH)
-        text = job_paths(whole.decode("utf-8", errors="replace"), folders)
-        return text, offset + len(whole)
+        return output.read_log(folder, replica, offset, limit)
 
     def log_size(self, workload_id: str, replica: str) -> int:
-        folder = self._folder(workload_id)
-        if not REPLICA_NAME.fullmatch(replica) or not (folder / replica).is_dir():
-            raise UnknownWorkload(f"workload {workload_id} has no replica {replica!r}")
+        folder = self._replica_folder(workload_id, replica)
         try:
             return (folder / replica / "log.txt").stat().st_size
         except FileNotFoundError:
             return 0
+
+    def path_names(self, workload_id: str, replica: str) -> dict[str, str]:
+        return output.path_names(self._replica_folder(workload_id, replica), replica)
 
     def usage(self, workload_id: str) -> list[UsageSample]:
         folder = self._folder(workload_id)
@@ -385,6 +369,16 @@ class LocalRunner:
         if alias.is_symlink():
             alias.unlink()
         shutil.rmtree(folder, ignore_errors=True)
+
+    # --- the debug terminal (see local_runner_shell) --------------------------------------------
+
+    def open_shell(self, workload_id: str, replica: str, rows: int = 24, cols: int = 80):
+        folder = self._replica_folder(workload_id, replica)
+        return shells.open_shell(folder, replica, rows, cols, output.path_names(folder, replica))
+
+    def discard_kept(self, workload_id: str) -> bool:
+        folder = self._folder(workload_id, missing_ok=True)
+        return folder is not None and shells.discard_kept(folder)
 
     def supervised(self) -> list[str]:
         """Ids of the workloads whose supervisor runs now (their processes are looked after)."""
@@ -431,6 +425,13 @@ class LocalRunner:
             return None
         raise UnknownWorkload(f"no local workload {workload_id!r}")
 
+    def _replica_folder(self, workload_id: str, replica: str) -> Path:
+        """The workload's folder, which holds a folder for ``replica``."""
+        folder = self._folder(workload_id)
+        if not REPLICA_NAME.fullmatch(replica) or not (folder / replica).is_dir():
+            raise UnknownWorkload(f"workload {workload_id} has no replica {replica!r}")
+        return folder
+
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -449,6 +450,10 @@ def _status(state: dict) -> WorkloadStatus:
             for r in state["replicas"]
         ),
         reason=state["reason"],
+        notes=tuple(
+            Note(number, note["kind"], note["facts"])
+            for number, note in enumerate(state.get("notes", ()))
+        ),
     )
 
 
@@ -459,17 +464,3 @@ def _process(pid: int):
         return psutil.Process(pid)
     except psutil.Error:
         return None
-
-
-def _without_partial_character(data: bytes) -> bytes:
-    """``data`` without a UTF-8 character cut at its end: the rest comes with the next read,
-    so offsets stay byte-accurate and no character is shown broken."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte & 0xC0 == 0x80:
-            continue  # a continuation byte: look further back for the lead
-        if byte < 0x80:
-            return data
-        needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-        return data[:-back] if needed > back else data
-    return data

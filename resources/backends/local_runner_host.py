@@ -19,6 +19,7 @@ import random
 import signal
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,8 +42,10 @@ ADDRESS_REGISTRY = Path("/tmp/console-local-addresses")
 
 
 def write_json(path: Path, data: object, mode: int = 0o644) -> None:
-    """Atomically: a reader in another process sees the old or the new content, never half."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Atomically: a reader in another process sees the old or the new content, never half.
+    The temporary file is the writer's own (process and thread): two threads of one web or
+    worker process may write the same file at once (a usage sample, say)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=1, sort_keys=True)
     os.chmod(temporary, mode)
@@ -94,6 +97,21 @@ def identity(pid: int) -> dict[str, int] | None:
 def is_alive(record: dict | None) -> bool:
     """Whether the process recorded as ``{"pid", "start"}`` still runs (the same one)."""
     return bool(record) and start_ticks(record["pid"]) == record["start"]
+
+
+def reaped() -> Iterator[tuple[int, int, int]]:
+    """(pid, exit code, signal) of every child that has ended, without waiting; a child
+    killed by a signal gets 128 + the signal's number as its code, as a shell says it, and
+    the signal (else 0)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        code = os.waitstatus_to_exitcode(status)
+        yield pid, code if code >= 0 else 128 - code, max(0, -code)
 
 
 def signal_group(pgid: int, signum: int) -> None:

@@ -105,10 +105,12 @@ def lay_out(
     block: tuple[int, int],
     user: host.JobUser | None,
     hidden: tuple[str, ...] | None = None,
+    cache: Path | None = None,
 ) -> dict:
     """Each replica's folder, and what the supervisor runs: argv and environment with
     in-container paths and host names rewritten for this machine. With ``hidden`` (the
-    folders isolated jobs must not see), each replica says what its namespace shows."""
+    folders isolated jobs must not see), each replica says what its namespace shows.
+    ``cache``: the nodes' fast storage, where the supervisor prepares data (SPEC J19)."""
     replicas = workload.replicas
     addresses = [replica_address(block, i) for i in range(len(replicas))]
     names = [(r.name, r.aliases) for r in replicas]
@@ -184,6 +186,14 @@ def lay_out(
                 "peer_port": PEER_PORT,
                 "runs_entry": replica.runs_entry,
                 "awaited": replica.awaited,
+                "node": replica.node,
+                "mount_targets": [str(Path(m[1])) for m in replica.mounts],
+                # Shell text: /workspace paths and peers' names rewritten like the argv.
+                "scripts": {
+                    point: rewrite(text)
+                    for point in ("before_start", "on_failure", "after_stop")
+                    if (text := getattr(workload.scripts, point))
+                },
             }
         )
     return {
@@ -194,6 +204,12 @@ def lay_out(
         "peer_timeout_seconds": workload.peer_timeout_seconds,
         "user": {"uid": user.uid, "gid": user.gid, "groups": list(user.groups)} if user else None,
         "replicas": launch_replicas,
+        "cache": str(cache) if cache is not None else "",
+        "prepare": [
+            {"source": d.source, "target": str(Path(d.target)), "label": d.label}
+            for d in workload.prepare_data
+        ],
+        "script_timeout_seconds": workload.scripts.timeout_seconds,
     }
 
 

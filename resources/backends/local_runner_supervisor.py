@@ -24,9 +24,11 @@ import sys
 import time
 from pathlib import Path
 
+from resources.backends import local_runner_steps as steps
 from resources.backends.local_runner_host import (
     identity,
     read_json,
+    reaped,
     signal_group,
     write_json,
 )
@@ -81,6 +83,9 @@ class Supervisor:
         self.waiting_since: float | None = None  # entry replicas wait for their peers
         self.terminated = False  # SIGTERM to the supervisor itself
         self.saved: dict | None = None
+        self.notes: list[dict] = []  # data preparation and scripts, for the console's events
+        self.held: list = []  # prepared data in use (local_prepared.Prepared)
+        self.mounted: dict[str, str] = {}  # a prepared copy -> the target it is mounted at
 
     # --- main loop -------------------------------------------------------------------------
 
@@ -92,6 +97,10 @@ class Supervisor:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         self.decide()  # stopped before it started: start nothing
+        if self.outcome is None:
+            steps.prepare_data(self)
+        if self.outcome is None:
+            steps.run_scripts(self, "before_start")
         peers = [r for r in self.replicas if not r.spec["runs_entry"]]
         if self.outcome is not None:
             pass
@@ -114,6 +123,11 @@ class Supervisor:
                     break
             self.save()
             time.sleep(TICK)
+        if any(r.pid is not None for r in self.replicas):  # the command ran: J23's scripts
+            if self.outcome[0] == "failed":
+                steps.run_scripts(self, "on_failure")
+            steps.run_scripts(self, "after_stop")
+        steps.release_data(self)
         self.state, self.reason = self.outcome
         for replica in self.replicas:
             if replica.state == "pending":
@@ -133,6 +147,8 @@ class Supervisor:
             "state": self.state,
             "reason": self.reason,
             "replicas": [r.record() for r in self.replicas],
+            "notes": self.notes,
+            "mounted": self.mounted,
         }
         if data != self.saved:
             write_json(self.folder / "state.json", data)
@@ -162,7 +178,9 @@ class Supervisor:
         """Whether the entry replicas wait for this one to accept connections."""
         return self.launch["wait_for_peers"] and not replica.spec["runs_entry"]
 
-    def spawn(self, replica: Replica, spec: dict, log: int) -> int | None:
+    def popen(self, spec: dict, argv: list[str], log: int) -> int:
+        """Start ``argv`` as the replica's process would be: its identity, namespace,
+        environment and working folder, its output to ``log``. Returns the pid."""
         user = self.launch.get("user")
         plan = spec.get("isolation")
         if plan:
@@ -173,18 +191,26 @@ class Supervisor:
             as_user = {"user": user["uid"], "group": user["gid"], "extra_groups": groups}
         else:
             as_user = {}
+        process = subprocess.Popen(
+            argv,
+            cwd=spec["cwd"],
+            env=spec["env"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: signals reach all it starts
+            umask=0o022,
+            **as_user,
+        )
+        # We reap with waitpid(-1), escapees reparented to us included. Marking the Popen as
+        # done keeps subprocess's own clean-up of dropped Popen objects from reaping the
+        # process first and taking its exit code with it.
+        process.returncode = 0
+        return process.pid
+
+    def spawn(self, replica: Replica, spec: dict, log: int) -> int | None:
         try:
-            process = subprocess.Popen(
-                spec["argv"],
-                cwd=spec["cwd"],
-                env=spec["env"],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group: signals reach all it starts
-                umask=0o022,
-                **as_user,
-            )
+            return self.popen(spec, spec["argv"], log)
         except subprocess.SubprocessError:
             reason = "could not isolate the job from the others (see its log)"
             self.ended(replica, 126, reason=reason)
@@ -203,11 +229,6 @@ class Supervisor:
             os.write(log, f"console: {reason}\n".encode())
             self.ended(replica, code, reason=reason)
             return None
-        # We reap with waitpid(-1), escapees reparented to us included. Marking the Popen as
-        # done keeps subprocess's own clean-up of dropped Popen objects from reaping the
-        # replica first and taking its exit code with it.
-        process.returncode = 0
-        return process.pid
 
     def fork_peer(self, replica: Replica, log: int) -> int:
         """A peer that runs no command (an MPI worker other than 0): what stands in for its
@@ -251,17 +272,10 @@ class Supervisor:
     # --- watching ----------------------------------------------------------------------------
 
     def reap(self) -> None:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
+        for pid, code, signum in reaped():
             replica = self.by_pid.get(pid)
             if replica is not None:
-                code = os.waitstatus_to_exitcode(status)
-                self.ended(replica, code if code >= 0 else 128 - code, signum=max(0, -code))
+                self.ended(replica, code, signum=signum)
 
     def ended(self, replica: Replica, code: int, *, signum: int = 0, reason: str = "") -> None:
         replica.exit_code = code

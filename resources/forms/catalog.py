@@ -11,10 +11,13 @@ from django.utils.translation import ngettext, ngettext_lazy
 
 from console import limits, names
 from console.models import Project
+from console.modes import MAX_NODES, Mode
 from console.sharing import Access
+from console.validation.command import check_command
+from console.validation.messages import describe
 from resources import storage
 from resources.catalog_kinds import Kind
-from resources.models import TrainedModel
+from resources.models import Algorithm, Image, TrainedModel
 from resources.mounts import (
     FOLDER_NAME,
     FOLDER_NAME_MAX,
@@ -81,7 +84,8 @@ def _clean_name(value: str) -> str:
 
 
 class BootstrapMixin:
-    """Bootstrap classes on every widget, and ``is-invalid`` on those whose field failed."""
+    """Bootstrap classes on every widget, ``is-invalid`` on those whose field failed, and
+    the groups of fields the form page shows."""
 
     def style_widgets(self) -> None:
         for field in self.fields.values():
@@ -93,6 +97,10 @@ class BootstrapMixin:
             else:
                 css = "form-control"
             widget.attrs["class"] = css
+
+    def field_groups(self) -> list[tuple[str, str, list]]:
+        """(heading, intro, bound fields) in the order the form page shows them."""
+        return [("", "", self.visible_fields())]
 
     def full_clean(self) -> None:
         super().full_clean()
@@ -137,7 +145,36 @@ class CatalogItemForm(BootstrapMixin, forms.ModelForm):
             size = self.fields["size_gib"]
             size.validators.append(MinValueValidator(1))
             size.widget.attrs["min"] = 1
+        if "suggested_image" in self.fields:
+            self._setup_launch()
         self.style_widgets()
+
+    def _setup_launch(self) -> None:
+        """An algorithm's suggested launch: training images, the job's modes, none needed."""
+        image = self.fields["suggested_image"]
+        offered = Q(pk__in=Image.objects.for_training().values("pk"))
+        if self.instance.suggested_image_id:
+            # Keep its image on offer even if retired since: the owner decides what replaces it.
+            offered |= Q(pk=self.instance.suggested_image_id)
+        image.queryset = Image.objects.filter(offered)
+        image.empty_label = _("— none —")
+        self.fields["suggested_mode"].choices = [("", _("— none —")), *Mode.choices]
+        self.fields["suggested_nodes"].widget.attrs.update(min=1, max=MAX_NODES)
+        self.fields["suggested_command"].widget.attrs.update(rows=2, spellcheck="false")
+
+    def field_groups(self) -> list[tuple[str, str, list]]:
+        """(heading, intro, bound fields): the item's own, then an algorithm's suggested launch."""
+        launch = set(Algorithm.SUGGESTION_FIELDS)
+        fields = self.visible_fields()
+        groups = [("", "", [field for field in fields if field.name not in launch])]
+        suggested = [field for field in fields if field.name in launch]
+        if suggested:
+            intro = _(
+                "Optional. When someone picks this algorithm, the job form shows these and "
+                "fills them in on request, so that their first job starts as it should."
+            )
+            groups.append((_("Suggested launch"), intro, suggested))
+        return groups
 
     def _setup_project(self) -> None:
         field = self.fields["project"]
@@ -176,6 +213,15 @@ class CatalogItemForm(BootstrapMixin, forms.ModelForm):
 
     def clean_path(self) -> str:
         return _clean_path(self.cleaned_data["path"], self.user)
+
+    def clean_suggested_command(self) -> str:
+        """The job form's own rule (SPEC J16): a suggestion the form would refuse helps
+        nobody, so it is refused here, with the same words and the same fix."""
+        command = self.cleaned_data["suggested_command"].strip()
+        problem = check_command(command) if command else None
+        if problem:
+            raise forms.ValidationError(describe(problem), code=problem.code)
+        return command
 
     def save(self, commit: bool = True):
         item = super().save(commit=False)

@@ -8,11 +8,14 @@ and readable by everyone. Each resolves to a mount under ``/workspace`` (SPEC W)
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from console.modes import MAX_NODES, Mode, node_count_problem
 from console.sharing import Access
 
 
@@ -173,9 +176,49 @@ class AnnotationVersion(Version):
 
 
 class Algorithm(CatalogItem, Favouritable):
+    # Its suggested launch, all optional: what the job form offers when someone picks it,
+    # so that a first job in its mode gets the image, mode, nodes and command it needs.
+    suggested_command = models.TextField(
+        _("run command"), blank=True,
+        help_text=_("Filled in as the job's run command when someone picks this algorithm "
+                    "and has not typed one, e.g. python /workspace/algorithm/train.py."),
+    )  # fmt: skip
+    suggested_image = models.ForeignKey(
+        "resources.Image", verbose_name=_("image"), null=True, blank=True,
+        on_delete=models.SET_NULL, related_name="+",
+        help_text=_("The image it needs, with its framework."),
+    )  # fmt: skip
+    suggested_mode = models.CharField(
+        _("distributed mode"), max_length=12, choices=Mode, blank=True,
+        help_text=_("The distributed mode it is written for."),
+    )  # fmt: skip
+    suggested_nodes = models.PositiveSmallIntegerField(
+        _("node count"), null=True, blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_NODES)],
+        help_text=_("How many nodes it expects (a single-node job runs on one)."),
+    )  # fmt: skip
+
+    SUGGESTION_FIELDS = (
+        "suggested_image",
+        "suggested_mode",
+        "suggested_nodes",
+        "suggested_command",
+    )
+
     class Meta(CatalogItem.Meta):
         verbose_name = _("algorithm")
         verbose_name_plural = _("algorithms")
+
+    @property
+    def has_suggestion(self) -> bool:
+        return any(getattr(self, name) not in (None, "") for name in self.SUGGESTION_FIELDS)
+
+    def clean(self):
+        super().clean()
+        # The job form's own rule, so that taking the suggestion never gives an error there.
+        problem = node_count_problem(self.suggested_mode, self.suggested_nodes)
+        if problem:
+            raise ValidationError({"suggested_nodes": problem})
 
 
 class TrainedModel(CatalogItem, Favouritable):

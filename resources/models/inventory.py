@@ -317,6 +317,12 @@ class Node(Retirable):
             raise ValidationError(errors)
 
 
+class ImageQuerySet(RetirableQuerySet):
+    def for_training(self):
+        """What a training job may pick (SPEC J13); the job form still checks board types."""
+        return self.live().filter(scopes__contains=[Image.Scope.TRAINING])
+
+
 class Image(Retirable):
     class Scope(models.TextChoices):
         TRAINING = "training", _("Training")
@@ -351,6 +357,8 @@ class Image(Retirable):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
+    objects = ImageQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
         verbose_name = _("image")
@@ -358,6 +366,13 @@ class Image(Retirable):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def local_runtime_problem(self) -> str | None:
+        """Why this machine's nodes (the local backend) cannot run this image's jobs."""
+        from resources import runtimes
+
+        return runtimes.local_problem(self)
 
     def clean(self):
         errors = {}

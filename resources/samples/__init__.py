@@ -1,6 +1,8 @@
-"""Programs shipped with the console, run as jobs: the demo algorithm ``ddp_sample/train.py``
-(a PyTorch DistributedDataParallel example on CPU) and ``checkers/check_env.py`` (what the
-end-to-end tests run to check a framework's environment). They run with the job's Python,
+"""Programs shipped with the console, run as jobs: the demo algorithms, one per distributed
+mode, each a ``train.py`` that runs in seconds on CPU (``resnet_train``: single node;
+``ddp_sample``: PyTorch DDP; ``tf_sample``: TensorFlow multi-worker; ``deepspeed_sample``;
+``mpi_sample``: gradients averaged with MPI, as Horovod does), and ``checkers/check_env.py``
+(what the end-to-end tests run to check a framework's environment). They run with the job's Python,
 not the console's, so they import nothing from the console."""
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DDP_SAMPLE = HERE / "ddp_sample"
 TRAIN_SCRIPT = DDP_SAMPLE / "train.py"
+RESNET_TRAIN = HERE / "resnet_train"
+TF_SAMPLE = HERE / "tf_sample"
+DEEPSPEED_SAMPLE = HERE / "deepspeed_sample"
+MPI_SAMPLE = HERE / "mpi_sample"
 CHECK_ENV = HERE / "checkers" / "check_env.py"
 
 # Files that make the folder a Python package of the console, not part of the program.

@@ -45,3 +45,30 @@ document.addEventListener("change", (event) => {
 });
 document.addEventListener("htmx:load", (event) => showConnectionFields(event.detail.elt));
 document.addEventListener("DOMContentLoaded", () => showConnectionFields(document));
+
+// A panel that reads the whole form (the job form's prediction) says nothing while the form
+// is being redrawn: its fields are disabled then, so the form would look empty. The redraw
+// triggers "form-refreshed", and the panel asks again with the new fields.
+document.addEventListener("htmx:confirm", (event) => {
+  const waitFor = event.detail.elt.dataset?.waitFor;
+  if (waitFor && document.querySelector(waitFor)?.disabled) event.preventDefault();
+});
+
+// A panel that swaps itself whole (the job form's availability panel) drops a change made
+// while it was asking: htmx forgets the delayed trigger of the element it replaces. So the
+// number of the form's changes is noted when the panel asks, and a panel drawn from an
+// answer that predates the latest change asks again.
+let formChanges = 0;
+const askedAt = new Map();
+document.addEventListener("change", (event) => {
+  if (event.target.form?.id === "job-form") formChanges += 1;
+});
+document.addEventListener("htmx:configRequest", (event) => {
+  const target = event.detail.target;
+  if (target?.dataset?.followsForm !== undefined) askedAt.set(target.id, formChanges);
+});
+document.addEventListener("htmx:load", (event) => {
+  const panel = event.detail.elt;
+  if (panel.dataset?.followsForm === undefined || !askedAt.has(panel.id)) return;
+  if (askedAt.get(panel.id) !== formChanges) htmx.trigger(panel, "form-changed");
+});

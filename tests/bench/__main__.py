@@ -10,7 +10,16 @@ import argparse
 import sys
 import time
 
-from tests.bench import cluster, execution, faults, foundation, jobs, kubernetes, scheduler
+from tests.bench import (
+    cluster,
+    execution,
+    faults,
+    foundation,
+    jobs,
+    kubernetes,
+    scheduler,
+    tools,
+)
 
 BENCHMARKS = {
     "cold_start": foundation.cold_start,
@@ -25,6 +34,7 @@ BENCHMARKS = {
     "k8s_sync": kubernetes.sync_pass_1000,
     "k8s_submit": kubernetes.admission_to_created,
     "faults": faults.fault_recovery,
+    "tools": tools.tool_pages,
 }
 
 

@@ -7,15 +7,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from tests.bench.harness import bench_database, p50_p95
+from tests.bench.harness import bench_database, p50_p95, stop_group
 
 TICKER = """
 import sys, time
@@ -52,12 +50,7 @@ def _worker(folder: Path):
     finally:
         done.set()
         thread.join()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+        stop_group(process)
         app.control.purge()
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -45,3 +48,14 @@ def p50_p95(samples: list[float]) -> str:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return f"p50 {statistics.median(ordered):.1f} ms, p95 {p95:.1f} ms ({len(ordered)} runs)"
+
+
+def stop_group(process: subprocess.Popen, seconds: float = 30) -> None:
+    """Stop a process started in a session of its own, with everything it started: SIGTERM
+    to the group, SIGKILL if it has not ended after ``seconds``."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)

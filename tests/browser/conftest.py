@@ -73,6 +73,28 @@ def page(chromium, live_server):
 
 
 @pytest.fixture
+def asgi_page(chromium, asgi_web):
+    """A tab against the web server as `make run` starts it (ASGI: the tools' proxy and the
+    terminal's WebSocket live there), with the same console-error check as ``page``."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+    tab = Page(context.new_page(), asgi_web)
+    yield tab
+    context.close()
+    assert not tab.errors, tab.errors  # CSP violations among them
+
+
+def logged_in(page: Page, user) -> None:
+    """The session cookie of a login made by Django's test client (the server is another
+    process; its login form is tested elsewhere)."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    session = client.cookies["sessionid"].value
+    page.page.context.add_cookies([{"name": "sessionid", "value": session, "url": page.base_url}])
+
+
+@pytest.fixture
 def beat(settings):
     """What beat's sync task does every few seconds, in a thread, for the test's length."""
     from django.db import connection
@@ -97,14 +119,18 @@ def beat(settings):
 
 
 @pytest.fixture
-def demo(settings, transactional_db):
-    """The demo's users, inventory, catalog and jobs, as `make run` seeds them."""
+def demo(settings, transactional_db, tmp_path):
+    """The demo's users, inventory, catalog and jobs, as `make run` seeds them (each demo
+    image with a runtime, a stand-in one where this machine has not made it yet)."""
     import io
 
     from django.core.management import call_command
 
+    from tests.helpers import give_images_runtimes
+
     settings.DEMO_MODE = True
     call_command("seed_demo", stdout=io.StringIO())
+    give_images_runtimes(tmp_path / "stand-in-runtime")
 
 
 def log_in_as(page: Page, username: str, language: str = "en"):

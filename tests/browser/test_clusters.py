@@ -113,11 +113,16 @@ def test_admin_adds_and_tests_a_cluster(tab, root, api):
     page.click(f"a[href='/settings/inventory/clusters/{cluster.pk}/']")
     page.wait_for_selector("[data-testid=test-connection]")
     assert not visible(tab, "#id_kubeconfig")
+    api.forbidden = {("create", "", "pods/exec")}  # an account without the debug terminal
     page.click("[data-testid=test-connection]")
     page.wait_for_selector("[data-testid=version]")
     outcome = page.locator("[data-testid=cluster-outcome]").inner_text()
     assert "v1.31.2" in outcome
     assert "Volcano" in outcome
+    assert "create pods/exec" in page.locator("[data-testid=optional-missing]").inner_text()
+    terminal_note = "no debug terminal opens" if tab.name.startswith("en") else "无法打开调试终端"
+    assert terminal_note in outcome
+    api.forbidden = set()
     assert "/version" in "".join(api.requests)
     shot(tab, "3-tested")
     shot(tab, "3-tested-panel", "[data-testid=cluster-actions]")

@@ -35,7 +35,11 @@ def to_chinese(page, width):
     p = page.page
     if width < 992:  # the language menu is in the collapsed navigation
         p.click(".navbar-toggler")
-    p.locator("button[aria-label=Language]").first.click()
+        # Opened, not still sliding open: a menu opened mid-slide may stay out of sight.
+        expect(p.locator("#navbar-main.collapse.show")).to_be_visible()
+    language = p.locator("button[aria-label=Language]").first
+    language.click()
+    expect(language).to_have_attribute("aria-expanded", "true")
     p.locator("[data-testid=language-switcher] >> text=简体中文").first.click()
     p.wait_for_load_state()
 

@@ -145,3 +145,33 @@ def test_the_panel_follows_the_form_and_stays_on_it(tab, demo):
     table = box.evaluate("box => box.scrollWidth > box.clientWidth + 1")
     assert not table, "the /cluster/ table scrolls sideways"
     tab.shot(f"cluster-gpu-half-{tab.name}")
+
+
+@pytest.mark.parametrize("tab", [("en-US", 1280)], indirect=True, ids=["en-1280"])
+def test_a_change_made_while_the_panel_asks_is_not_lost(tab, demo):
+    """The panel swaps itself whole, and htmx forgets a delayed trigger of the element it
+    replaces: a spec ticked while the panel's answer is on its way must still be answered."""
+    page = tab.page
+    tab.log_in("alice", "demo")
+    page.wait_for_url(re.compile(r"/$"))
+    tab.goto("/jobs/new/")
+    choose(page, "gpu-1")
+    page.click("[data-testid=open-availability]")
+    answers = page.locator("[data-testid=form-availability] [data-testid=fits-now]")
+    expect(answers.locator("[data-spec=gpu-1]")).to_have_count(1)
+
+    held = []  # the first answer only; later ones pass
+
+    def hold(route):
+        route.continue_() if held else held.append(route)
+
+    page.route("**/jobs/new/availability/", hold)
+    choose(page, "gpu-1", on=False)
+    while not held:  # the panel asks about no spec at all; its answer waits here
+        page.wait_for_timeout(50)
+    choose(page, "gpu-half")  # within the panel's delay: only the old panel saw it
+    held[0].continue_()
+    half = answers.locator("[data-spec=gpu-half] [data-place=shared]")
+    expect(half).to_have_attribute("data-state", "never")
+    expect(answers.locator("[data-spec=gpu-1]")).to_have_count(0)
+    shots(tab, "form-availability-after-held-answer")

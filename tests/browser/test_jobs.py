@@ -114,6 +114,36 @@ def test_prediction_panel_follows_the_form(page, demo):
     page.shot("job-form-prediction-never")
 
 
+def test_the_prediction_waits_for_a_slow_redraw_of_the_form(page, demo):
+    """While the form is redrawn after a change its fields are disabled; a prediction asked
+    then would read an empty form ("Pick a spec"). It waits for the redraw instead."""
+    import time
+
+    log_in(page, "alice")
+    page.goto("/jobs/new/")
+    p = page.page
+    panel = p.locator("[data-testid=prediction]")
+    p.select_option("#id_mode", "pytorch")
+    p.wait_for_load_state("networkidle")
+    p.locator("[data-testid=spec-choices] .form-check", has_text="gpu-4").locator("input").check()
+    expect(panel.locator("[data-state]")).to_be_visible(timeout=10000)
+
+    def slow(route):
+        time.sleep(1.5)  # longer than the prediction's 400 ms after a change
+        route.continue_()
+
+    p.route("**/jobs/new/refresh/", slow)
+    # The first answer after the change: without the wait, one read from the disabled form.
+    with (
+        p.expect_response(lambda r: "/jobs/new/predict/" in r.url, timeout=15000) as asked,
+        p.expect_response(lambda r: "/jobs/new/refresh/" in r.url, timeout=15000),
+    ):
+        p.select_option("#id_mode", "mpi")  # redraws the form (the roles change)
+    assert "Pick a spec" not in asked.value.text()
+    expect(panel.locator("[data-state]")).to_be_visible(timeout=10000)
+    expect(panel).not_to_contain_text("Pick a spec")
+
+
 def test_queue_page(page, demo):
     from jobs.scheduling.db import run_pass
 

@@ -51,7 +51,18 @@ def _flash_and_render(request):
     return HttpResponse("<p>fragment</p>")
 
 
+def _flash_then_nothing(request):
+    messages.info(request, "Heads up.")
+    return HttpResponse(status=204)
+
+
+def _then_a_page(request):
+    return HttpResponse("<p>page</p>")
+
+
 urlpatterns = [
+    path("flash-nothing/", _flash_then_nothing),
+    path("page/", _then_a_page),
     path("flash-redirect/", _flash_and_redirect),
     path("flash-render/", _flash_and_render),
 ]
@@ -73,6 +84,15 @@ class TestMiddleware:
         body = response.content.decode()
         assert body.startswith("<p>fragment</p>")
         assert 'id="messages"' in body and 'hx-swap-oob="true"' in body
+        assert "Heads up." in body
+
+    def test_an_answer_without_a_body_gets_none_and_the_messages_wait(self, client):
+        """A 204 (or 304) has no body by HTTP's rules: bytes written after it would be read
+        as the next answer on the connection. The messages go with the next page."""
+        response = client.get("/flash-nothing/", **HTMX)
+        assert response.status_code == 204
+        assert response.content == b""
+        body = client.get("/page/", **HTMX).content.decode()
         assert "Heads up." in body
 
 

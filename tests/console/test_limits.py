@@ -45,3 +45,14 @@ def test_save_refreshes_the_cache(django_capture_on_commit_callbacks, admin):
 def test_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError):
         limits.current().no_such_limit  # noqa: B018
+
+
+def test_the_settings_page_says_where_prepared_data_lives(client, admin, settings):
+    """SPEC J19: the local nodes' fast storage is NODE_CACHE_DIR; the admin sees where, next
+    to the retention of prepared data, and the script time limit has its own section."""
+    settings.EXECUTION_BACKEND = "local"
+    client.force_login(admin)
+    page = client.get("/settings/").content.decode()
+    assert str(settings.NODE_CACHE_DIR) in page
+    assert 'data-testid="node-cache-dir"' in page
+    assert 'name="lifecycle_script_timeout_seconds"' in page and "Lifecycle scripts" in page

@@ -11,6 +11,7 @@ from django.core.management import call_command
 
 from jobs.models import Job
 from resources.models import Algorithm, Image, NodeSpec
+from tests.helpers import give_images_runtimes
 
 pytestmark = pytest.mark.django_db
 
@@ -31,10 +32,15 @@ EXAMPLES = [
 ]
 
 
+IMAGES = {"deepspeed": "deepspeed", "tensorflow": "tensorflow-2"}  # else pytorch-2
+
+
 @pytest.fixture
-def demo(settings):
+def demo(settings, tmp_path):
     settings.DEMO_MODE = True
     call_command("seed_demo", stdout=io.StringIO())
+    # Acceptance is what is tested here, not the runtimes.
+    give_images_runtimes(tmp_path / "runtime")
 
 
 @pytest.mark.parametrize(("name", "mode", "nodes", "spec", "ps", "command"), EXAMPLES)
@@ -42,7 +48,7 @@ def test_a_seed_example_is_accepted_on_the_demo_cluster(
     client, demo, name, mode, nodes, spec, ps, command
 ):
     client.force_login(get_user_model().objects.get(username="alice"))
-    image = "deepspeed" if mode == "deepspeed" else "pytorch-2"
+    image = IMAGES.get(mode, "pytorch-2")
     data = {
         "name": name, "others_access": "none", "job_type": "regular", "priority": "0",
         "algorithm": Algorithm.objects.get(name="resnet-train").pk, "algorithm_read_only": "on",

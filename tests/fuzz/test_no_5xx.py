@@ -87,11 +87,12 @@ def world(alice, bob, lead, charlie, admin, vision, speech, run_cluster) -> surf
         JobFactory(owner=alice, project=vision, specs=[spec]),  # the one the sweep ends
     ]
     devenv = operations.devenv_from_job(jobs[1], alice, "explore")
+    doomed = operations.devenv_from_job(jobs[1], alice, "explore-3")  # the one the sweep deletes
 
     def pks(model) -> list[int]:
         return list(model.objects.order_by("pk").values_list("pk", flat=True))
 
-    ids = {"job": [job.pk for job in jobs], "devenv": [devenv.pk]}
+    ids = {"job": [job.pk for job in jobs], "devenv": [devenv.pk, doomed.pk]}
     ids |= {f"catalog:{slug}": pks(kind.model) for slug, kind in CATALOG_KINDS.items()}
     ids |= {f"inventory:{slug}": pks(kind.model) for slug, kind in INVENTORY_KINDS.items()}
     for model in (User, Group, Project, Membership, PlatformSetting, SettingChange):

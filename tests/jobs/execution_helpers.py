@@ -31,8 +31,9 @@ def make_job(owner, project, spec, **fields) -> Job:
 
 
 def admit_and_launch() -> list[Attempt]:
-    """One admission pass and the launch of what it admitted, as the worker's task does."""
-    result = run_pass()
+    """One admission pass and the launch of what it admitted, as the worker's task does.
+    A pass is a no-op while another holds the admission lock: wait for one that ran."""
+    result = wait_until(lambda: (r := run_pass()).ran and r, timeout=30, interval=0.1)
     return runs.launch(result.admitted)
 
 
@@ -45,7 +46,14 @@ def wait_for_phase(job: Job, *phases: str, timeout: float = 30) -> Job:
         job.refresh_from_db()
         return job.phase in phases
 
-    wait_until(reached, timeout, 0.2)
+    try:
+        wait_until(reached, timeout, 0.2)
+    except AssertionError:
+        events = list(job.events.order_by("pk").values_list("message", flat=True))
+        raise AssertionError(
+            f"job {job.name!r} still {job.phase} ({job.reason!r}) after {timeout}s, not one of "
+            f"{phases}; its events: {events}"
+        ) from None
     return job
 
 

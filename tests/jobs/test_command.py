@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jobs.validation.command import check_command, wrap
+from console.validation.command import check_command, wrap
 
 ACCEPTED = [
     'bash -c "KEY=V python3 a.py && python3 b.py"',

@@ -1,10 +1,18 @@
 """The job form: every rule of SPEC J gives a field-level error and loses nothing typed."""
 
+import json
+
 import pytest
 
 from console import limits
 from jobs.models import Job, JobEvent, Priority, Status
 from tests.jobs.factories import JobFactory
+from tests.resources.factories import (
+    ClusterFactory,
+    ImageFactory,
+    NodeFactory,
+    ResourcePoolFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -265,6 +273,8 @@ def test_refresh_shows_dependent_parts(as_alice, job_post):
     assert 'name="ps_count"' in body and 'type="number"' in body
     assert 'data-testid="resume-options"' in body
     assert "invalid-feedback" not in body  # a refresh never shows errors
+    # The fields were disabled while it was asked: the prediction asks again once it is back.
+    assert json.loads(response["HX-Trigger-After-Settle"]) == {"form-refreshed": {}}
 
 
 def test_clone_prefills_the_form(as_alice, alice, vision, inventory):
@@ -325,3 +335,73 @@ def test_hang_detection_alert_for_any_job_reschedule_needs_a_recovery(
     assert form["hang_policy"].value() == "reschedule"
     assert post(as_alice, job_post(name="train-3")).status_code == 302
     assert Job.objects.get(name="train-3").hang_policy == ""
+
+
+def test_the_three_lifecycle_scripts_are_saved_shown_and_cloned(as_alice, job_post):
+    """SPEC J23: shell text, as typed (a command's rules do not apply: pipes, redirections and
+    variables are what a script is for)."""
+    scripts = {
+        "lifecycle_before_start": 'pip download -d "$HOME/w" x | tee log.txt && echo ok',
+        "lifecycle_on_failure": "tar czf /workspace/outputs/crash.tgz /tmp/*.log || true",
+        "lifecycle_after_stop": 'echo "done at $(date)" >> /workspace/outputs/done.txt',
+    }
+    assert post(as_alice, job_post(**scripts)).status_code == 302
+    job = Job.objects.get()
+    assert {name: getattr(job, name) for name in scripts} == scripts
+    page = as_alice.get(job.get_absolute_url()).content.decode()
+    assert "tar czf /workspace/outputs/crash.tgz /tmp/*.log || true" in page
+    form = as_alice.get(f"/jobs/{job.pk}/clone/").context["form"]
+    assert {name: form[name].value() for name in scripts} == scripts
+
+
+# --- Images and this machine's nodes (issue 15) -------------------------------------------
+
+
+def image_option(body: str, name: str) -> str:
+    select = body.split('name="image"')[1].split("</select>")[0]
+    return next(line for line in select.split("<option")[1:] if f">{name}" in line)
+
+
+def test_an_image_without_a_local_runtime_is_shown_disabled_and_refused(
+    as_alice, job_post, inventory
+):
+    bare = ImageFactory(name="tensorflow", local_runtime="")  # the nodes are this machine's
+    body = as_alice.get("/jobs/new/").content.decode()
+    assert "disabled" in image_option(body, "tensorflow")
+    assert "no local runtime" in image_option(body, "tensorflow")
+    assert "disabled" not in image_option(body, "pytorch")
+    found = errors(post(as_alice, job_post(image=bare.pk, command="python train.py --x 1")))
+    assert "has no local runtime" in found["image"]
+    assert not Job.objects.exists()
+
+
+def test_a_runtime_folder_gone_is_refused_too(as_alice, job_post, inventory, tmp_path):
+    gone = ImageFactory(name="gone", local_runtime=str(tmp_path / "removed"))
+    assert "holds no Python environment" in errors(post(as_alice, job_post(image=gone.pk)))["image"]
+
+
+def test_on_a_kubernetes_clusters_pool_every_image_is_offered(
+    as_alice, job_post, inventory, vision
+):
+    cluster = ClusterFactory()
+    pool = ResourcePoolFactory(name="k8s-pool")
+    pool.projects.add(vision)
+    NodeFactory(name="k8s-node", cluster=cluster, pool=pool, source="kubernetes")
+    bare = ImageFactory(name="tensorflow", local_runtime="")
+    page = as_alice.post("/jobs/new/refresh/", job_post(pool=pool.pk)).content.decode()
+    assert "disabled" not in image_option(page, "tensorflow")
+    response = post(as_alice, job_post(image=bare.pk, pool=pool.pk))
+    assert response.status_code == 302, response.context["form"].errors
+
+
+@pytest.mark.parametrize("value", ["²", "9" * 5000, "a\x00b", "x" * 300])
+@pytest.mark.parametrize("url", ["/jobs/new/", "/jobs/new/refresh/"])
+def test_anything_posted_in_every_field_gets_the_form_back(client, alice, url, value):
+    """The form reads the pool and pinned nodes before validating them (to mark images
+    without a local runtime): a value no database query can take must not fail it."""
+    from tests.fuzz import surface
+
+    client.force_login(alice)
+    answer = client.post(url, dict.fromkeys(surface.JOB_FORM, value))
+    assert answer.status_code in (200, 422), answer.status_code
+    assert 'name="command"' in answer.text

@@ -25,7 +25,7 @@ class TestJobForm:
                       "image", "graceful_shutdown_seconds", "duration_hours"):  # fmt: skip
             assert page.required(f"id_{field}"), field
         for field in ("output_path", "node_names", "driver_version", "pool", "annotations",
-                      "lifecycle_before_start", "hang_policy"):  # fmt: skip
+                      "lifecycle_before_start", "lifecycle_on_failure", "hang_policy"):  # fmt: skip
             assert not page.required(f"id_{field}"), field
         # Groups: the legend carries the mark; radios say it as a radiogroup.
         assert html.count('role="radiogroup" aria-required="true"') == 2  # type, access

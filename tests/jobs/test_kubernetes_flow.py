@@ -253,3 +253,29 @@ def test_one_sync_pass_costs_the_same_calls_for_one_job_or_many(alice, vision, c
     runs.sync()
     lists = [c for c in fake.calls if c[0] == "GET" and "/log" not in c[1]]
     assert len(lists) <= 4, lists  # jobs, pods, pod groups (+ metrics when due)
+
+
+def test_the_debug_terminal_enters_the_running_pod(alice, vision, spec, cluster, fake, asgi_web):
+    """SPEC J20 on a cluster: the job page offers a terminal per node, and it is a shell in
+    that node's pod (pods/exec), in the pod's working folder."""
+    from django.test import Client
+
+    from tests.jobs.test_terminal import open_terminal, read_until
+
+    job, _ = launch(alice, vision, spec, cluster, debug_terminal=True)
+    job = wait_for_phase(job, Phase.RUNNING, Phase.ERROR, timeout=30)
+    attempt = Attempt.objects.get(job=job)
+    replica = attempt.replicas[0]["name"]
+    client = Client()
+    client.force_login(alice)
+    assert f"/jobs/{job.pk}/terminal/{replica}/" in client.get(f"/jobs/{job.pk}/").content.decode()
+    [pod] = [
+        p
+        for p in fake.objects("ml", "pods")
+        if p["metadata"]["name"].startswith(attempt.workload_id)
+    ]
+    with open_terminal(asgi_web.removeprefix("http://"), job, replica, alice) as terminal:
+        read_until(terminal, r"[#$] ")  # the prompt
+        terminal.send(b"pwd\r")
+        assert str(fake.workdirs / pod["metadata"]["name"]) in read_until(terminal, r"fake-pods")
+    assert job.events.filter(message__contains="terminal").exists()

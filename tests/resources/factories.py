@@ -78,6 +78,16 @@ class NodeFactory(factory.django.DjangoModelFactory):
         )
 
 
+def _stand_in_runtime():
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from tests.helpers import stand_in_runtime
+
+    return stand_in_runtime(Path(tempfile.gettempdir()) / f"console-test-runtime-{os.getuid()}")
+
+
 class ImageFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Image
@@ -86,6 +96,9 @@ class ImageFactory(factory.django.DjangoModelFactory):
     reference = factory.LazyAttribute(lambda image: f"registry.local/{image.name}:1")
     scopes = factory.LazyFunction(lambda: ["training"])
     board_kinds = factory.LazyFunction(lambda: ["GPU", "CPU"])
+    # Tests' nodes are mostly the local backend's, where an image needs a local runtime to
+    # be offered: a stand-in one (tests.helpers.stand_in_runtime). Blank it to test that.
+    local_runtime = factory.LazyFunction(lambda: str(_stand_in_runtime()))
 
 
 class AllocationFactory(factory.django.DjangoModelFactory):

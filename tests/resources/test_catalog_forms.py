@@ -191,8 +191,13 @@ class TestKindSpecificFields:
         assert volume.size_gib == 50
 
     def test_kinds_without_extra_fields(self, alice):
-        fields = set(item_form("algorithms", user=alice).fields)
-        assert fields == {"name", "description", "project", "others_access", "path"}
+        for slug in ("datasets", "annotations"):
+            fields = set(item_form(slug, user=alice).fields)
+            assert fields == {"name", "description", "project", "others_access", "path"}
+        algorithm = set(item_form("algorithms", user=alice).fields)
+        assert algorithm == {"name", "description", "project", "others_access", "path",
+                             "suggested_image", "suggested_mode", "suggested_nodes",
+                             "suggested_command"}  # fmt: skip
 
     def test_failed_fields_are_marked_for_bootstrap(self, alice, vision):
         form = item_form(user=alice, project=vision.pk, name=".x")

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 
 from console.models import Project
 from console.sharing import Access
+from console.validation.command import check_command
 from resources import demo_catalog, mounts, samples
 from resources.models import (
     Algorithm,
@@ -18,6 +19,7 @@ from resources.models import (
     TrainedModel,
     Volume,
 )
+from tests.resources.factories import ImageFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +62,7 @@ def test_what_alice_finds(seeded, alice, bob, admin, vision):
     assert Volume.objects.get(name="scratch").owner == alice
     share = Volume.objects.get(name="team-share")
     assert (share.owner, share.project, share.others_access) == (bob, vision, Access.READ_WRITE)
-    assert seeded == ["Demo catalog: 9 items, 10 folders to mount"]
+    assert seeded == ["Demo catalog: 12 items, 13 folders to mount"]
 
 
 def test_every_mount_has_a_folder_with_a_readme(seeded, alice, settings):
@@ -71,7 +73,7 @@ def test_every_mount_has_a_folder_with_a_readme(seeded, alice, settings):
         *Algorithm.objects.all(),
         *Volume.objects.all(),
     ]
-    assert len(things) == 10
+    assert len(things) == 13
     for thing in things:
         mount = mounts.mount_for(thing, alice)
         readme = settings.STORAGE_ROOT / mount.source / "README.txt"
@@ -132,3 +134,59 @@ def test_the_ddp_sample_algorithm_holds_the_sample_program(seeded, settings, adm
     users = {u.username: u for u in get_user_model().objects.all()}
     demo_catalog.seed(lambda line: None, users, {p.slug: p for p in Project.objects.all()})
     assert (folder / "train.py").read_text() == "# mine\n"
+
+
+LAUNCHES = {
+    "resnet-train": ("pytorch-2", "single", 1),
+    "ddp-sample": ("pytorch-2", "pytorch", 2),
+    "tf-sample": ("tensorflow-2", "tensorflow", 2),
+    "deepspeed-sample": ("deepspeed", "deepspeed", 2),
+    "mpi-sample": ("pytorch-2", "mpi", 2),
+}
+
+
+@pytest.fixture
+def images(db):
+    return {name: ImageFactory(name=name) for name in ("pytorch-2", "tensorflow-2", "deepspeed")}
+
+
+def test_each_demo_algorithm_suggests_its_launch(images, seeded):
+    for name, (image, mode, nodes) in LAUNCHES.items():
+        algorithm = Algorithm.objects.get(name=name)
+        assert (algorithm.suggested_image, algorithm.suggested_mode, algorithm.suggested_nodes) == (
+            images[image],
+            mode,
+            nodes,
+        ), name
+        assert "/workspace/algorithm/train.py" in algorithm.suggested_command
+        algorithm.full_clean()  # what the catalog form would accept
+        assert check_command(algorithm.suggested_command) is None, name  # and the job form
+        # The structured fields carry the launch; the description only says what it is.
+        assert "command" not in algorithm.description
+    assert (
+        "deepspeed --hostfile" in Algorithm.objects.get(name="deepspeed-sample").suggested_command
+    )
+
+
+def test_seeding_again_fills_missing_suggestions_and_keeps_an_owners(images, seeded):
+    # A database seeded before algorithms had suggestions, and an owner's change since.
+    Algorithm.objects.filter(name="tf-sample").update(
+        suggested_image=None, suggested_mode="", suggested_nodes=None, suggested_command=""
+    )
+    Algorithm.objects.filter(name="ddp-sample").update(
+        suggested_nodes=4, suggested_command="python /workspace/algorithm/train.py --epochs 9"
+    )
+    users = {u.username: u for u in get_user_model().objects.all()}
+    demo_catalog.seed(lambda line: None, users, {p.slug: p for p in Project.objects.all()})
+    tf = Algorithm.objects.get(name="tf-sample")
+    assert (tf.suggested_image, tf.suggested_mode, tf.suggested_nodes) == (
+        images["tensorflow-2"],
+        "tensorflow",
+        2,
+    )
+    assert tf.suggested_command == "python /workspace/algorithm/train.py --steps 20"
+    ddp = Algorithm.objects.get(name="ddp-sample")
+    assert (ddp.suggested_nodes, ddp.suggested_command) == (
+        4,
+        "python /workspace/algorithm/train.py --epochs 9",
+    )

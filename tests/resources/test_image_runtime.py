@@ -58,22 +58,41 @@ def test_a_folder_without_a_python_is_a_field_error(client, admin, tmp_path, nam
     assert not Image.objects.exists()
 
 
-def test_blank_means_the_machines_own_python(client, admin):
+def test_blank_means_this_machines_nodes_cannot_run_it_and_the_admin_sees_why(client, admin):
     client.force_login(admin)
     assert post(client, "").status_code == 302
     image = Image.objects.get()
     assert runtimes.path_entries(image) == [] and runtimes.path_entries(None) == []
-    assert "machine's own Python" in client.get("/settings/inventory/images/").content.decode()
+    page = client.get("/settings/inventory/images/").content.decode()
+    assert "This image has no local runtime: this machine&#x27;s nodes cannot run its jobs" in page
 
 
 def test_the_demo_image_gets_a_ready_runtime_once(tmp_path):
     folder = python_env(tmp_path / "torch-cpu")
-    demo = ImageFactory(name=runtimes.DEMO_IMAGE)
+    demo = ImageFactory(name=runtimes.DEMO_IMAGE, local_runtime="")
     chosen = ImageFactory(name="other", local_runtime="/elsewhere")
     assert runtimes.attach_to_demo_image(folder) == 0  # not stamped: half made
-    (folder / runtimes.STAMP).write_text("torch\n")
+    (folder / runtimes.STAMP).write_text("torch-cpu from-an-older-recipe\n")
+    assert runtimes.attach_to_demo_image(folder) == 0  # made for another recipe: made again
+    (folder / runtimes.STAMP).write_text(f"{runtimes.stamp_line(runtimes.TORCH)}\n")
     assert runtimes.attach_to_demo_image(folder) == 1
     assert runtimes.attach_to_demo_image(tmp_path / "another") == 0
     demo.refresh_from_db()
     chosen.refresh_from_db()
     assert (demo.local_runtime, chosen.local_runtime) == (str(folder), "/elsewhere")
+
+
+def test_each_demo_image_gets_its_own_runtime(tmp_path):
+    made = {}
+    for definition in runtimes.RUNTIMES:
+        made[definition.name] = python_env(tmp_path / definition.name)
+        (made[definition.name] / runtimes.STAMP).write_text(runtimes.stamp_line(definition))
+    for name in ("pytorch-2", "notebook", "tensorflow-2", "deepspeed"):
+        ImageFactory(name=name, local_runtime="")
+    for definition in runtimes.RUNTIMES:
+        runtimes.attach(definition, made[definition.name])
+    chosen = dict(Image.objects.values_list("name", "local_runtime"))
+    assert chosen == {
+        "pytorch-2": str(made["torch-cpu"]), "notebook": str(made["torch-cpu"]),
+        "tensorflow-2": str(made["tensorflow-cpu"]), "deepspeed": str(made["deepspeed-cpu"]),
+    }  # fmt: skip

@@ -222,3 +222,47 @@ class TestTheSchemaCheckIsStrict:
         assert problems(job, SCHEMA) == [
             "$.spec.tasks[0].template.spec.containers[0].name: required"
         ]
+
+
+def test_data_preparation_and_lifecycle_scripts_render_as_the_schemas_accept():
+    """SPEC J19: an init container copies the dataset into the pod's node-local emptyDir,
+    which the command's container mounts read-only at the dataset's target. SPEC J23: the
+    command is wrapped by the scripts, and the graceful time leaves room for "after stop"."""
+    from resources.backends.base import LifecycleScripts, PreparedData
+    from resources.backends.kubernetes import task_problems
+
+    dataset = Mount(f"{STORAGE}/users/alice/cifar/v2", "/workspace/dataset/private/cifar", True)
+    request = LaunchRequest(job_name="prep", mode="pytorch", command="python t.py",
+                            cpu_millicores=4000, memory_mib=8192, port=6000, node_count=2,
+                            boards=1, mounts=(*MOUNTS, dataset), subdomain="job-5-1")  # fmt: skip
+    workload = replace(
+        workload_from_plan(plan(request), "job-5-1", graceful_seconds=30),
+        image="img:1",
+        run_as=IDENTITY,
+        prepare_data=(PreparedData(dataset.source, dataset.target, "cifar/v2"),),
+        scripts=LifecycleScripts(before_start="echo hi", after_stop="echo bye", timeout_seconds=60),
+    )
+    job = render.volcano_job(workload, TARGET)
+    assert problems(job, SCHEMA) == []
+    assert task_problems(job) == []
+    pod = job["spec"]["tasks"][0]["template"]["spec"]
+    [init] = pod["initContainers"]
+    assert init["name"] == "prepare-data"
+    assert {"name": "prepared-0", "emptyDir": {}} in pod["volumes"]
+    main = pod["containers"][0]
+    assert {"name": "prepared-0", "mountPath": dataset.target, "readOnly": True} in (
+        main["volumeMounts"]
+    )
+    command = main["command"]
+    assert command[:2] == ["/bin/bash", "-c"] and command[3] == "console-lifecycle"
+    assert command[4:] == list(workload.replicas[0].argv)
+    env = {e["name"]: e["value"] for e in main["env"]}
+    assert env["CONSOLE_SCRIPT_BEFORE_START"] == "echo hi"
+    assert env["CONSOLE_SCRIPT_TIMEOUT"] == "60"
+    assert pod["terminationGracePeriodSeconds"] == 90
+    # Without them, nothing changes.
+    plain = render.volcano_job(
+        replace(workload, prepare_data=(), scripts=LifecycleScripts()), TARGET
+    )
+    plain_pod = plain["spec"]["tasks"][0]["template"]["spec"]
+    assert "initContainers" not in plain_pod and plain_pod["terminationGracePeriodSeconds"] == 30

@@ -126,14 +126,19 @@ class Runs:
             if record is not None:
                 with contextlib.suppress(Exception):
                     self.runner.cleanup(record["id"])
-        prefix = str(self.root)
-        stray = [
-            process
-            for marker, processes in _marked().items()
-            if marker.startswith(prefix)
-            for process in processes
-        ]
-        host.kill_processes(stray, 0)
+        kill_marked_under(self.root)
+
+
+def kill_marked_under(root: Path) -> None:
+    """Kill every process the local backend started for a workload folder under ``root``."""
+    prefix = str(root)
+    stray = [
+        process
+        for marker, processes in _marked().items()
+        if marker.startswith(prefix)
+        for process in processes
+    ]
+    host.kill_processes(stray, 0)
 
 
 def _marked() -> dict[str, list[psutil.Process]]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from resources.backends.base import ReplicaSpec, Workload
-from resources.backends.local_runner import _without_partial_character
 from resources.backends.local_runner_layout import (
     boards_env,
     host_map,
@@ -16,6 +15,7 @@ from resources.backends.local_runner_layout import (
     replica_address,
     rewritten_paths,
 )
+from resources.backends.local_runner_logs import without_partial_character
 from resources.backends.local_runner_prepare import check_workload
 
 DIR = "/runs/job-1-1/job-worker-1"
@@ -131,7 +131,7 @@ def test_boards_env():
     ],
 )
 def test_log_windows_never_end_inside_a_character(data, kept):
-    assert _without_partial_character(data) == kept
+    assert without_partial_character(data) == kept
 
 
 def spec(name="job-worker-0", **fields) -> ReplicaSpec:

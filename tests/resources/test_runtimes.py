@@ -97,8 +97,29 @@ def test_a_made_runtime_is_found_at_once(tmp_path):
     a_python(folder / "bin" / "python")
     # Not stamped: a half-made one, which would be made again (here: no Python to do it).
     assert runtimes.ensure_runtime(folder, env={"PATH": ""}).status == runtimes.NO_PYTHON
-    (folder / runtimes.STAMP).write_text("torch 2.13.0+cpu\n")
+    (folder / runtimes.STAMP).write_text("torch-cpu 0123456789ab torch 2.13.0+cpu\n")
+    # Made from an older recipe (e.g. without the tools): made again.
+    assert runtimes.ensure_runtime(folder, env={"PATH": ""}).status == runtimes.NO_PYTHON
+    (folder / runtimes.STAMP).write_text(f"{runtimes.stamp_line(runtimes.TORCH)} torch 2.13\n")
     began = time.monotonic()
     result = runtimes.ensure_runtime(folder, env={"PATH": ""})
     assert (result.ready, result.status) == (True, runtimes.ALREADY_THERE)
     assert time.monotonic() - began < 0.5
+
+
+def test_make_runtime_says_why_in_one_line_and_goes_on(tmp_path, settings, monkeypatch):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.RUNTIMES_DIR = tmp_path / "runtimes"
+    monkeypatch.setenv("PATH", "")  # no Python 3.11 anywhere: no runtime can be made
+    out = StringIO()
+    call_command("make_runtime", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert [line.split(" runtime not created: ")[0] for line in lines] == [
+        "PyTorch", "TensorFlow", "DeepSpeed",
+    ]  # fmt: skip
+    assert all(runtimes.NO_PYTHON in line for line in lines)
+    assert "jobs with tensorflow-2 cannot run on this machine" in lines[1]
+    assert not (tmp_path / "runtimes").exists()

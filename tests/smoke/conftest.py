@@ -27,7 +27,12 @@ def supervisor_env(tmp_path):
     env.update(VAR_DIR=str(tmp_path / "var"), PORT=str(free_port()), DEMO_MODE="1")
     # The PyTorch runtime takes half a minute to make: share the checkout's (made once).
     env.setdefault("RUNTIMES_DIR", str(ROOT / "var" / "runtimes"))
-    return env
+    yield env
+    # The demo's jobs run on after `make run` stops, as jobs do on a real machine; not after
+    # the test: they would take the cores from the tests that follow.
+    from tests.resources.test_local_runner_helpers import kill_marked_under
+
+    kill_marked_under(tmp_path)
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ Every iteration prints the line the console's performance check reads::
 
 Checkpoints go to ``--output`` (default: $CONSOLE_OUTPUT_DIR, else ``outputs`` in the
 working folder, which is /workspace/outputs in a job) as ``checkpoint-<step>.pt``; a run
-resumes from the newest one there. SIGTERM (stop, expiry, a hardware fault) saves a
+resumes from the newest one there. The first process writes TensorBoard scalars (loss, step
+time) to ``<output>/tensorboard``. SIGTERM (stop, expiry, a hardware fault) saves a
 checkpoint and exits with 143, so that the next run resumes where this one stopped.
 """
 
@@ -34,6 +35,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
+from torch.utils.tensorboard import SummaryWriter
 
 SAMPLES, FEATURES, CLASSES = 2048, 32, 4
 CHECKPOINT = re.compile(r"checkpoint-(\d+)\.pt")
@@ -175,6 +177,7 @@ def main(argv=None) -> int:
     step = int(start.item())
     stopped = False
     say(f"training: {world} process(es), {steps_per_epoch} steps per epoch, steps {step}..{total}")
+    writer = SummaryWriter(str(output / "tensorboard")) if writes else None
     loss_fn = nn.CrossEntropyLoss()
     while step < total:
         began = time.perf_counter()
@@ -197,6 +200,9 @@ def main(argv=None) -> int:
         e2e_ms = (time.perf_counter() - began) * 1000
         say(f"step {step}/{total} epoch {(step - 1) // steps_per_epoch + 1} loss {loss.item():.4f}")
         say(f"this iteration hardware time is {hardware_ms:.3f} and e2e time is {e2e_ms:.3f} ms.")
+        if writer is not None:
+            writer.add_scalar("train/loss", loss.item(), step)
+            writer.add_scalar("time/e2e_ms", e2e_ms, step)
         if writes and (stopping or step % steps_per_epoch == 0 or step == total):
             path = save(output, step, model, optimizer, args.keep)
             print(f"saved {shown(path)}", flush=True)
@@ -204,6 +210,8 @@ def main(argv=None) -> int:
             say(f"stopped by SIGTERM at step {step}; the next run resumes from here")
             stopped = True
             break
+    if writer is not None:
+        writer.close()
     if distributed:
         # Every rank reaches the end before any leaves: rank 0 holds the rendezvous store,
         # and a peer still talking to it when it is gone aborts (SIGABRT) instead of ending.

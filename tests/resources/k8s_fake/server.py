@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.resources.k8s_fake import exec as exec_socket
 from tests.resources.k8s_fake import handlers
 from tests.resources.k8s_fake.controller import ENDED, Controller
 from tests.resources.k8s_fake.objects import TOKEN, USER, stamp, status
@@ -105,10 +108,16 @@ class FakeKubernetes:
         self.controller = Controller(self.store, nodes)
         self._failures: list[int] = []
         self._stopping = threading.Event()
+        # Each pod's working folder, for the shells pods/exec runs "in" it.
+        self.workdirs = Path(tempfile.mkdtemp(prefix="fake-pods-"))
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def _any(self) -> None:
+                if self.headers.get("Upgrade", "").lower() == "websocket":
+                    fake.exec(self)
+                    self.close_connection = True
+                    return
                 size = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(size) if size else b""
                 code, answer = fake.answer(
@@ -314,6 +323,30 @@ class FakeKubernetes:
         except ValueError as error:  # a body that is not JSON
             return 400, status(400, "BadRequest", f"the body of the request was invalid: {error}")
 
+    def exec(self, handler) -> None:
+        """``pods/exec`` over a WebSocket (k8s_fake.exec): the same checks as any request,
+        then a shell on a PTY in the pod's own folder for as long as the client stays."""
+        self.calls.append(("GET", handler.path))
+        request = Request("GET", handler.path, b"")
+        if handler.headers.get("Authorization") != f"Bearer {self.token}":
+            handler.send_error(401)
+            return
+        if ("create", "", "pods/exec") in self.forbidden:
+            handler.send_error(403)
+            return
+        if (request.resource, request.subresource) != ("pods", "exec"):
+            handler.send_error(404)
+            return
+        with self.store.lock:
+            pod = copy.deepcopy(self.store.get("pods", request.namespace, request.name))
+        if pod is None or pod["status"]["phase"] != "Running":
+            handler.send_error(404 if pod is None else 400)
+            return
+        if exec_socket.handshake(handler, handler.headers.get("Sec-WebSocket-Protocol", "")):
+            workdir = self.workdirs / pod["metadata"]["name"]
+            workdir.mkdir(exist_ok=True)
+            exec_socket.serve(handler, pod, workdir)
+
     # --- running ------------------------------------------------------------------------------
 
     def _tick_forever(self) -> None:
@@ -333,6 +366,7 @@ class FakeKubernetes:
         self.server.server_close()
         if self.ticker.is_alive():
             self.ticker.join(1)
+        shutil.rmtree(self.workdirs, ignore_errors=True)
 
     def __enter__(self) -> FakeKubernetes:
         return self.start()

@@ -3,7 +3,7 @@
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from jobs.validation.command import CommandProblem
+from console.validation.command import CommandProblem
 
 
 def describe(problem: CommandProblem) -> str:
