@@ -90,9 +90,14 @@ class Runs:
         return pids
 
     def leftovers(self, workload_id: str) -> list[psutil.Process]:
-        """Anything of the workload still running: its marked processes and every member of
-        its replicas' process groups. Zombies run nothing and do not count."""
-        found = {p.pid: p for p in host.marked_processes(str(self.workload_folder(workload_id)))}
+        """Anything of the workload still running: its supervisor, its marked processes and
+        every member of its replicas' process groups. Zombies run nothing and do not count."""
+        folder = self.workload_folder(workload_id)
+        found = {p.pid: p for p in host.marked_processes(str(folder))}
+        supervisor = host.read_json(folder / "supervisor.json")
+        if host.is_alive(supervisor):
+            with contextlib.suppress(psutil.Error):
+                found[supervisor["pid"]] = psutil.Process(supervisor["pid"])
         groups = set(self.replica_pids(workload_id))
         for process in psutil.process_iter():
             with contextlib.suppress(OSError):
