@@ -139,28 +139,22 @@ def http(live_server):
         session.close()
 
 
-@pytest.fixture(scope="session")
-def celery_session_worker(django_db_setup, django_db_blocker):
-    """A real Celery worker (in a thread of this process) on the real broker.
+@pytest.fixture
+def celery_worker(transactional_db):
+    """A real Celery worker (in a thread of this process) on the real broker, for this test
+    only: a worker left running after its test would take the tasks of the tests after it
+    (an admission pass a requeue asks for, say) while they drive those steps themselves.
 
-    Tests that use it must use ``transactional_db``: the worker reads committed rows only.
+    The worker reads committed rows only, hence ``transactional_db``.
     """
     from celery.contrib.testing.worker import start_worker
 
     from console.celery import app
 
-    with (
-        django_db_blocker.unblock(),
-        start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as worker,
-    ):
-        yield worker
-
-
-@pytest.fixture
-def celery_worker(celery_session_worker, transactional_db):
     # Tasks enqueued by earlier tests (whose rows are gone) must not run in this one.
-    celery_session_worker.app.control.purge()
-    return celery_session_worker
+    app.control.purge()
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=30) as worker:
+        yield worker
 
 
 def pytest_configure(config):

@@ -26,8 +26,11 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 def chromium():
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # A page that is right only later than 5 s (Playwright's default) on a loaded two-core
+    # machine is still right; a wrong page fails all the same, only later.
+    expect.set_options(timeout=10_000)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         yield browser

@@ -13,11 +13,10 @@ from datetime import timedelta
 
 import pytest
 
-from jobs import hooks, operations
+from jobs import operations
 from jobs.execution import runs
 from jobs.models import Attempt, JobEvent, Phase, UsageSample
 from jobs.tasks import admit
-from resources import hooks as resource_hooks
 from resources.models import Node
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import admit_and_launch, make_job, wait_for_phase
@@ -29,15 +28,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/ml/jobs"
-
-
-@pytest.fixture(autouse=True)
-def own_admissions(request, monkeypatch):
-    """Tests that run the admission pass themselves must not race with the session's real
-    worker (alive once any test started it), which a new job or node would otherwise wake."""
-    if "celery_worker" not in request.fixturenames:
-        monkeypatch.setattr(hooks, "queue_listeners", [])
-        monkeypatch.setattr(resource_hooks, "inventory_listeners", [])
 
 
 @pytest.fixture

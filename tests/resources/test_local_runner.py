@@ -183,7 +183,7 @@ def test_stop_ends_a_workload_within_the_graceful_period(runs):
     assert runs.runner.supervised() == ["nap-1"]
     asked = time.monotonic()
     runs.runner.stop("nap-1", graceful_seconds=3)
-    assert elapsed(asked) < 0.5  # the caller does not wait for the processes
+    assert elapsed(asked) < 1.5  # the caller does not wait out the 3 s graceful period
     status = runs.wait("nap-1", timeout=3 + 2)
     assert elapsed(asked) < 3 + 2
     assert status.state == WorkloadState.STOPPED and status.reason == "stopped on request"
