@@ -7,6 +7,7 @@ request or connection, so a tool is never reachable on a port of its own; see
 ``console/asgi_auth.py`` and ``jobs/tools/proxy.py``.
 """
 
+import logging
 import os
 import re
 
@@ -14,6 +15,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 django_application = get_asgi_application()
+log = logging.getLogger(__name__)
 
 TOOL = re.compile(r"^/tools/(?P<tool>[0-9]{1,18})(?P<rest>/.*)?$")
 # TensorBoard's stylesheet asks for its fonts at the site's root, whatever its path prefix:
@@ -29,6 +31,52 @@ async def application(scope, receive, send):
     kind = scope["type"]
     if kind == "lifespan":
         return await _lifespan(receive, send)
+    if kind == "http" and not _outside_django(scope):
+        return await django_application(scope, receive, send)
+    started = []
+
+    async def sending(message):
+        started.append(message["type"])
+        await send(message)
+
+    try:
+        return await _outside(scope, receive, sending)
+    except Exception as error:
+        from console import busy
+
+        if not busy.unavailable(error):
+            raise
+        log.warning("%s %s: server unavailable (%s)", kind, scope.get("path"), error)
+        await _busy(kind, started, sending)
+
+
+def _outside_django(scope) -> bool:
+    path = scope.get("path", "")
+    return bool(TOOL.match(path)) or (
+        path.startswith(TOOL_FONTS) and _tool_of_referer(scope) is not None
+    )
+
+
+async def _busy(kind: str, started: list[str], send) -> None:
+    """The database or Redis could not answer: "try again", never a server error."""
+    from console import busy
+
+    if kind == "websocket":
+        # 1013: try again later. Before the handshake is accepted, a close refuses it.
+        await send({"type": "websocket.close", "code": 1013})
+    elif "http.response.start" not in started:
+        answer = busy.response(None)
+        await send({
+            "type": "http.response.start",
+            "status": answer.status_code,
+            "headers": [(k.lower().encode(), v.encode()) for k, v in answer.items()],
+        })  # fmt: skip
+        await send({"type": "http.response.body", "body": answer.content})
+
+
+async def _outside(scope, receive, send):
+    """The tools' proxy and the debug terminal."""
+    kind = scope["type"]
     path = scope.get("path", "")
     match = TOOL.match(path)
     if match:

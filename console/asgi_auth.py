@@ -1,7 +1,7 @@
 """Who is asking, for the connections the ASGI entry point serves outside Django's views.
 
 The same login as every page: the session cookie, read through Django's session engine and
-``aget_user`` (which also checks the session's password hash, so a logout or a password
+``get_user`` (which also checks the session's password hash, so a logout or a password
 change ends access at once). A WebSocket must also come from this site's own pages: a
 browser sends the session cookie with a cross-site WebSocket handshake too.
 """
@@ -14,8 +14,10 @@ from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.contrib.auth import aget_user
+from django.contrib.auth import get_user
 from django.contrib.auth.models import AnonymousUser
+
+from console.db import run_sync
 
 
 def headers_of(scope) -> dict[str, str]:
@@ -45,9 +47,12 @@ async def user_of(scope):
     key = cookies_of(scope).get(settings.SESSION_COOKIE_NAME)
     if not key:
         return AnonymousUser()
+    return await run_sync(_user_of_session, key)
+
+
+def _user_of_session(key: str):
     engine = import_module(settings.SESSION_ENGINE)
-    request = SimpleNamespace(session=engine.SessionStore(key))
-    return await aget_user(request)
+    return get_user(SimpleNamespace(session=engine.SessionStore(key)))
 
 
 def same_origin(scope) -> bool:

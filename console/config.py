@@ -133,17 +133,24 @@ class DatabaseURL:
     host: str
     port: str
 
-    def django(self) -> dict:
-        return {
+    def django(self, pool: dict | None = None) -> dict:
+        """Django's DATABASES entry; with ``pool`` (console/dbpool.py), connections come
+        from a bounded pool and none outlives its request or task."""
+        entry = {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": self.name,
             "USER": self.user,
             "PASSWORD": self.password,
             "HOST": self.host,
             "PORT": self.port,
-            "CONN_MAX_AGE": 60,
+            "CONN_MAX_AGE": 0 if pool else 60,
+            # With a pool, a lent connection is checked first, so one the server dropped
+            # (a restart) is replaced rather than failing the request.
             "CONN_HEALTH_CHECKS": True,
         }
+        if pool:
+            entry["OPTIONS"] = {"pool": pool}
+        return entry
 
 
 def parse_database_url(variable: str, url: str) -> DatabaseURL:

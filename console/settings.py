@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import secrets
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
 from django.utils.csp import CSP
 from django.utils.translation import gettext_lazy as _
 
-from console import config, embedded
+from console import config, dbpool, embedded
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(config.env_str("VAR_DIR") or BASE_DIR / "var").resolve()
@@ -72,7 +74,9 @@ TRUSTED_PROXY_COUNT = config.env_int("TRUSTED_PROXY_COUNT", 1, low=1, high=10)
 EMBEDDED_SERVICES = embedded.ensure_services(VAR_DIR)
 
 DATABASES = {
-    "default": config.parse_database_url("DATABASE_URL", config.env_str("DATABASE_URL")).django()
+    "default": config.parse_database_url("DATABASE_URL", config.env_str("DATABASE_URL")).django(
+        pool=dbpool.pool_options()
+    )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -130,9 +134,11 @@ _cache = _cache_location(CELERY_BROKER_URL)
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "console.cache.TolerantRedisCache",
             "LOCATION": _cache,
             "KEY_PREFIX": config.env_str("CACHE_KEY_PREFIX", "console"),
+            # A Redis that does not answer is gone for the page's purposes in a second.
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
         }
         if _cache
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
@@ -294,7 +300,11 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # A request or task that met a server that could not answer: one line, no trace.
+    "filters": {"outage": {"()": "console.busy.OutageLogFilter"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["outage"]}
+    },
     "root": {"handlers": ["console"], "level": config.env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         "axes": {"level": "WARNING"},
@@ -346,16 +356,23 @@ EXECUTION_BACKEND = config.env_choice("EXECUTION_BACKEND", "local", ["local", "n
 CREDENTIALS_KEY = config.env_str("CREDENTIALS_KEY")
 # The local backend's nodes: name:cpu:memoryGiB[:boards x model[/slices]], comma-separated.
 # Four shared nodes of four boards: the seed documents' largest example (Horovod on 4 nodes
-# x 4 boards) fits; local-c, sliced, is the demo's reserved pool. Boards are bookkeeping.
+# x 4 boards) fits; local-c (sliced) and local-f are the demo's reserved pool, two nodes so
+# that a checkpoint-resume job can move from one to the other after a fault (seed 000).
+# Boards are bookkeeping.
 LOCAL_NODES = config.env_str(
     "LOCAL_NODES",
     "local-a:8:32:4xDemo-GPU,local-b:8:32:4xDemo-GPU,local-c:8:32:2xDemo-GPU/2,"
-    "local-d:8:32:4xDemo-GPU,local-e:8:32:4xDemo-GPU,local-cpu:4:16",
+    "local-d:8:32:4xDemo-GPU,local-e:8:32:4xDemo-GPU,local-f:8:32:2xDemo-GPU,local-cpu:4:16",
 )
 # The local backend keeps each attempt's processes, workspace and logs here.
 RUNS_DIR = Path(config.env_str("RUNS_DIR") or VAR_DIR / "runs").resolve()
-# Python environments `make_runtime` makes for the local backend's images (PyTorch, CPU).
-RUNTIMES_DIR = Path(config.env_str("RUNTIMES_DIR") or VAR_DIR / "runtimes").resolve()
+# Python environments `make_runtime` makes for the local backend's images (PyTorch, CPU):
+# once per machine, not per checkout (a few minutes and 4 GB each time otherwise), in a
+# folder every job's user can reach; each is made again when its recipe changes.
+RUNTIMES_DIR = Path(
+    config.env_str("RUNTIMES_DIR")
+    or Path(tempfile.gettempdir()) / f"training-console-runtimes-{os.getuid()}"
+).resolve()
 # A job whose peers are not all reachable after this many seconds fails (seed 002).
 PEER_TIMEOUT_SECONDS = config.env_int("PEER_TIMEOUT_SECONDS", 60, low=5)
 # Each console user's jobs run as user JOB_UID_BASE + their id, with the groups

@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from console import config, embedded
+from console import config, dbpool, embedded
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 STOP_GRACE_SECONDS = 15
@@ -33,17 +33,27 @@ def fail(line: str) -> None:
 
 
 def check_database(url: str) -> None:
+    """The database answers, and allows as many connections as the processes may open."""
     import psycopg
 
     db = config.parse_database_url("DATABASE_URL", url)
     try:
-        psycopg.connect(
+        with psycopg.connect(
             dbname=db.name, user=db.user or None, password=db.password or None,
             host=db.host, port=db.port or None, connect_timeout=5,
-        ).close()  # fmt: skip
+        ) as connection:  # fmt: skip
+            allowed = connection.execute(
+                "SELECT current_setting('max_connections')::int, "
+                "current_setting('superuser_reserved_connections')::int"
+            ).fetchone()
     except psycopg.Error as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise config.ConfigError("DATABASE_URL", f"cannot connect ({reason})") from None
+    layout = dbpool.Layout.from_env()
+    problem = layout.problem(*allowed)
+    if problem:
+        raise config.ConfigError("DB_POOL_SIZE", problem)
+    say(f"Database connections: at most {layout.needed()} of the server's {allowed[0]}")
 
 
 def check_broker(url: str) -> None:
@@ -68,6 +78,8 @@ def prepare_services(var_dir: Path) -> None:
     for name in embedded.ensure_services(var_dir):
         what = "PostgreSQL" if name == "DATABASE_URL" else "Redis"
         say(f"{name} is not set: using the embedded {what} under {var_dir}")
+    if not named["DATABASE_URL"]:
+        check_database(os.environ["DATABASE_URL"])
 
 
 def manage(*args: str) -> None:
@@ -195,6 +207,8 @@ def main() -> None:
             manage("make_runtime")
         manage("seed_demo")
         python = sys.executable
+        # LOG_LEVEL=DEBUG also shows every task's "succeeded" line (console/celery.py).
+        celery_level = config.env_str("LOG_LEVEL", "INFO").upper()
         # Off by default: an open job page asks for its log every second.
         access = ["--access-logfile", "-"] if config.env_bool("ACCESS_LOG", False) else []
         children.start(
@@ -205,22 +219,24 @@ def main() -> None:
         )  # fmt: skip
         children.start(
             "worker",
-            [python, "-m", "celery", "-A", "console", "worker", "--loglevel", "INFO",
+            [python, "-m", "celery", "-A", "console", "worker",
              "--concurrency", config.env_str("WORKER_CONCURRENCY", "2"), "--without-gossip",
-             "--without-mingle"],
+             "--without-mingle", "--loglevel", celery_level],
         )  # fmt: skip
         children.start(
             "beat",
-            [python, "-m", "celery", "-A", "console", "beat", "--loglevel", "INFO",
+            [python, "-m", "celery", "-A", "console", "beat", "--loglevel", celery_level,
              "--schedule", str(var_dir / "celerybeat-schedule")],
         )  # fmt: skip
         if wait_for_web(port, children):
             banner(port)
+        keeper = Keeper(var_dir)
         while not stopping.is_set():
             gone = children.exited()
             if gone:
                 say(f"{gone[0]} exited with code {gone[1]}: stopping the others")
                 break
+            keeper.check()
             stopping.wait(0.5)
     except config.ConfigError as exc:
         fail(str(exc))
@@ -234,6 +250,35 @@ def main() -> None:
             _say_what_keeps_running()
     gone = children.exited()
     sys.exit(0 if stopping.is_set() else (gone[1] or 1) if gone else 0)
+
+
+class Keeper:
+    """Starts the embedded PostgreSQL or Redis again when one dies (killed, out of memory):
+    the web server, worker and beat reconnect by themselves, so pages and tasks come back
+    without anyone restarting `make run`."""
+
+    def __init__(self, var_dir: Path) -> None:
+        self.var_dir = var_dir
+        self.down_since: dict[str, float] = {}
+
+    def check(self) -> None:
+        self._keep("PostgreSQL", embedded.database_down, embedded.restart_database)
+        self._keep("Redis", embedded.broker_down, lambda: embedded.restart_broker(self.var_dir))
+
+    def _keep(self, what: str, down, restart) -> None:
+        if what not in self.down_since:
+            if not down():
+                return
+            say(f"{what} (embedded) stopped: starting it again")
+            self.down_since[what] = time.monotonic()
+        try:
+            restart()
+        except Exception as exc:  # its last processes may still be ending: try again soon
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            say(f"{what} (embedded) did not start yet ({first}); trying again")
+            return
+        took = time.monotonic() - self.down_since.pop(what)
+        say(f"{what} (embedded) restarted after {took:.1f}s")
 
 
 def _attempts(count: int) -> str:

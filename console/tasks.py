@@ -3,6 +3,7 @@
 from celery import shared_task
 from celery.signals import worker_ready
 
+from console.db import release_pool
 from console.models import Heartbeat
 
 
@@ -15,4 +16,7 @@ def heartbeat() -> None:
 
 @worker_ready.connect
 def worker_started(**kwargs) -> None:
-    Heartbeat.beat(Heartbeat.WORKER)
+    try:
+        Heartbeat.beat(Heartbeat.WORKER)
+    finally:
+        release_pool()

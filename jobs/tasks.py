@@ -11,6 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from console import limits
+from console.celery import send
+from console.db import release_pool
 from console.words import counted, said
 from jobs import lifecycle
 from jobs.models import Job, JobEvent, Phase
@@ -21,7 +23,7 @@ log = logging.getLogger(__name__)
 
 def enqueue_admission() -> None:
     """Ask for a pass soon (after the current transaction commits)."""
-    transaction.on_commit(lambda: admit.delay())
+    transaction.on_commit(lambda: send(admit))
 
 
 def fail_overdue_resubmissions(now=None) -> list[int]:
@@ -132,5 +134,7 @@ def _recover(**_kwargs) -> None:
     except Exception:  # a worker must start even if the backend does not answer yet
         log.exception("recovering running jobs failed")
         return
+    finally:
+        release_pool()
     if killed:
         log.warning("killed %s orphan process(es) left from before", killed)

@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from console.celery import send
 from console.words import said
 from jobs import lifecycle
 from jobs.execution import ends, notes, told, workloads
@@ -365,13 +366,22 @@ def request_stop(job: Job, user) -> bool:
 
 
 def _stop_now(attempt: Attempt, seconds: int) -> None:
-    from jobs.tasks import stop_workload, sync_runs
+    from jobs.tasks import sync_runs
 
-    if attempt.cluster_id is None:
+    stop_attempt(attempt, seconds)
+    send(sync_runs, countdown=1)
+
+
+def stop_attempt(attempt: Attempt, seconds: int) -> None:
+    """Stop an attempt's workload: on this machine at once; on a cluster through the
+    worker, since a cluster may be slow to answer, unless the broker cannot take the task
+    just now (the stop must not be lost)."""
+    from jobs.tasks import stop_workload
+
+    if attempt.cluster_id is None or not send(
+        stop_workload, attempt.workload_id, attempt.cluster_id, seconds
+    ):
         backend(attempt).stop(attempt.workload_id, seconds)
-    else:  # a cluster may be slow to answer: not in the web request
-        stop_workload.delay(attempt.workload_id, attempt.cluster_id, seconds)
-    sync_runs.apply_async(countdown=1)
 
 
 def forget(job: Job) -> None:
@@ -380,9 +390,7 @@ def forget(job: Job) -> None:
 
     seconds = job.graceful_shutdown_seconds + 5
     for workload, cluster in job.attempts.values_list("workload_id", "cluster_id"):
-        transaction.on_commit(
-            lambda w=workload, c=cluster: clean_up.apply_async((w, c), countdown=seconds)
-        )
+        transaction.on_commit(lambda w=workload, c=cluster: send(clean_up, w, c, countdown=seconds))
 
 
 # --- a worker (re)starts ---------------------------------------------------------------------

@@ -19,10 +19,10 @@ import logging
 import os
 from urllib.parse import parse_qs
 
-from asgiref.sync import sync_to_async
 from django.utils.translation import gettext_noop
 
 from console.asgi_auth import same_origin, user_of
+from console.db import run_sync
 from console.params import whole_number
 from console.words import said
 from jobs import lifecycle
@@ -46,14 +46,14 @@ async def handle(scope, receive, send, job_id: int, replica: str) -> None:
         await send({"type": "websocket.close", "code": access.FORBIDDEN})
         return
     user = await user_of(scope)
-    answer = await sync_to_async(access.check)(user, job_id, replica)
+    answer = await run_sync(access.check, user, job_id, replica)
     await send({"type": "websocket.accept"})
     if isinstance(answer, access.Refusal):
         await _close(send, answer.code, answer.words)
         return
     rows, cols = _size(scope)
     try:
-        backend = await sync_to_async(_backend_of)(answer.attempt)
+        backend = await run_sync(_backend_of, answer.attempt)
         # In this thread (the event loop's, which lives as long as the process): the shell
         # dies with the thread that started it (see local_runner_shell).
         shell = backend.open_shell(answer.attempt.workload_id, replica, rows, cols)
@@ -61,12 +61,12 @@ async def handle(scope, receive, send, job_id: int, replica: str) -> None:
         await _send_text(send, {"error": str(error)})
         await _close(send, access.UNAVAILABLE, str(error))
         return
-    await sync_to_async(_record)(answer, user, opened=True)
+    await run_sync(_record, answer, user, opened=True)
     try:
         code = await Session(shell, scope, receive, send, answer).run()
     finally:
         await asyncio.get_running_loop().run_in_executor(None, end_on_terminal, shell.pid, shell.fd)
-        await sync_to_async(_record)(answer, user, opened=False)
+        await run_sync(_record, answer, user, opened=False)
     if code is not None:
         await _close(send, code, str(access.WORDS.get(code, "")))
 
@@ -158,7 +158,7 @@ class Session:
         while True:
             await asyncio.sleep(RECHECK_SECONDS)
             user = await user_of(self.scope)  # a logout or password change ends access
-            answer = await sync_to_async(access.check)(user, self.grant.job.pk, self.grant.replica)
+            answer = await run_sync(access.check, user, self.grant.job.pk, self.grant.replica)
             if isinstance(answer, access.Refusal):
                 return answer.code
 

@@ -19,11 +19,11 @@ import time
 from urllib.parse import quote
 
 import httpx
-from asgiref.sync import sync_to_async
 from websockets.asyncio.client import unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from console.asgi_auth import cookies_of, headers_of, same_origin, user_of
+from console.db import run_sync
 from jobs.models import Tool
 from jobs.tools import access, lab_terminal, launch, service, sockets
 from resources.backends import local_backend
@@ -50,7 +50,7 @@ _clients: dict[str, httpx.AsyncClient] = {}
 async def handle(scope, receive, send, tool_id: int, *, ticket: bool = True) -> None:
     """``ticket=False``: a tool's static file asked for outside its path (the login and the
     permission are still checked)."""
-    tool = await Tool.objects.select_related("devenv").filter(pk=tool_id).afirst()
+    tool = await run_sync(_tool, tool_id)
     refusal = await _refusal(scope, tool, ticket=ticket)
     if refusal is not None:
         status, text = refusal
@@ -64,6 +64,10 @@ async def handle(scope, receive, send, tool_id: int, *, ticket: bool = True) -> 
         await _websocket(scope, receive, send, tool)
     else:
         await _http(scope, receive, send, tool)
+
+
+def _tool(tool_id: int) -> Tool | None:
+    return Tool.objects.select_related("devenv").filter(pk=tool_id).first()
 
 
 async def _refusal(scope, tool: Tool | None, *, ticket: bool) -> tuple[int, str] | None:
@@ -85,7 +89,7 @@ async def _may_reach(user, tool: Tool) -> bool:
     now = time.monotonic()
     if _allowed.get(key, 0) > now:
         return True
-    allowed = await sync_to_async(access.may_reach)(user, tool)
+    allowed = await run_sync(access.may_reach, user, tool)
     if allowed:
         _allowed[key] = now + ALLOWED_SECONDS
     else:
@@ -116,7 +120,7 @@ def _touch_now(tool_id: int) -> None:
 async def _plain(send, status: int, text: str, tool: Tool | None) -> None:
     link = ""
     if tool is not None and status == 403:
-        page = await sync_to_async(access.page_of)(tool)
+        page = await run_sync(access.page_of, tool)
         link = f' <a href="{quote(page)}" target="_top">Open it from the console</a>.'
     body = (
         "<!doctype html><meta charset=utf-8><title>Training console</title>"

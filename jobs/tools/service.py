@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from console import limits
+from console.celery import send
 from console.words import Said, counted, said
 from jobs import lifecycle
 from jobs.models import DevEnvironment, Job, Tool
@@ -212,7 +213,7 @@ def discard(tools) -> None:
 
     workloads = [tool.workload_id for tool in tools if tool.state in LIVE or tool.address]
     for workload in workloads:
-        transaction.on_commit(lambda w=workload: clean_up.delay(w, None))
+        transaction.on_commit(lambda w=workload: send(clean_up, w, None))
 
 
 def forget(job: Job) -> None:

@@ -17,6 +17,7 @@ from tests.bench import (
     foundation,
     jobs,
     kubernetes,
+    load,
     scheduler,
     tools,
 )
@@ -35,6 +36,7 @@ BENCHMARKS = {
     "k8s_submit": kubernetes.admission_to_created,
     "faults": faults.fault_recovery,
     "tools": tools.tool_pages,
+    "load": load.under_load,
 }
 
 

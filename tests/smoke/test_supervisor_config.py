@@ -24,6 +24,11 @@ from tests.smoke.conftest import ROOT, free_port
         ({"PORT": "eighty"}, "error: PORT: expected a whole number"),
         ({"DEMO_MODE": "perhaps"}, "error: DEMO_MODE: expected true or false"),
         ({"PRODUCTION": "1"}, "error: ALLOWED_HOSTS: required in production"),
+        # 2 web processes x 60 + 2 worker processes + 3 > the server's 100 less 3 reserved.
+        (
+            {"DB_POOL_SIZE": "60"},
+            "error: DB_POOL_SIZE: the console may open 125 database connections",
+        ),
     ],
 )
 def test_bad_value_is_one_clear_line(supervisor_env, supervisor_argv, variables, expected):
