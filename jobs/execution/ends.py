@@ -42,9 +42,14 @@ _WORKLOAD_STATE = {attempt: workload for workload, attempt in _ATTEMPT_STATE.ite
 
 def end(attempt: Attempt, status: WorkloadStatus) -> None:
     """The attempt has ended: record it, then settle its job."""
-    # The replica that failed, not the ones stopped because it did (SIGTERM: 143).
+    # The replica that failed, not the ones stopped because it did (SIGTERM: 143), a fault
+    # exit code first: a job settled later from this row alone is diagnosed alike.
     failed = [r for r in status.replicas if r.state == ReplicaState.FAILED]
-    exit_code = failed[0].exit_code if failed else (0 if status.state == "succeeded" else None)
+    exit_code = (
+        recovery.telling_exit_code(failed)
+        if failed
+        else (0 if status.state == "succeeded" else None)
+    )
     if not Attempt.objects.filter(pk=attempt.pk, ended_at__isnull=True).update(
         state=_ATTEMPT_STATE[status.state],
         ended_at=timezone.now(),

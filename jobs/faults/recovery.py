@@ -22,7 +22,7 @@ from jobs.models import Attempt, FaultRecord, Job, JobEvent, Phase
 from jobs.operations import release
 from resources import faults as node_faults
 from resources import probes
-from resources.backends.base import WorkloadState, WorkloadStatus
+from resources.backends.base import ReplicaState, WorkloadState, WorkloadStatus
 from resources.models import FaultKind, Node, NodeFault
 
 log = logging.getLogger(__name__)
@@ -114,13 +114,9 @@ def what_happens(job: Job, cause: Cause) -> Said:
 
 
 def _stop(attempt: Attempt, seconds: int) -> None:
-    from jobs.execution.runs import backend
-    from jobs.tasks import stop_workload
+    from jobs.execution.runs import stop_attempt
 
-    if attempt.cluster_id is None:
-        backend(attempt).stop(attempt.workload_id, seconds)
-    else:
-        stop_workload.delay(attempt.workload_id, attempt.cluster_id, seconds)
+    stop_attempt(attempt, seconds)
 
 
 def _interruption_words(job: Job, cause: Cause, decision: Decision, message: str) -> Said:
@@ -196,6 +192,24 @@ def on_end(job: Job, attempt: Attempt, status: WorkloadStatus):
     return _recover(job, attempt, cause, check, nodes, found)
 
 
+def telling_exit_code(replicas, fault_codes: set[int] | None = None) -> int | None:
+    """The exit code that says why a workload failed: a fault exit code of any replica
+    that failed, else the first failed replica's; None when none failed with a code.
+
+    Only the replicas that failed count: the others were stopped because one failed and
+    end with 143 (SIGTERM). And a fault code wins over the replicas' order (by name): when
+    "worker 1" exits with 101, "worker 0" stopped for it must not make the fault a plain
+    failure that nobody recovers or explains (SPEC F3)."""
+    if fault_codes is None:
+        fault_codes = set(limits.current().fault_exit_codes)
+    codes = [
+        r.exit_code
+        for r in replicas
+        if r.state == ReplicaState.FAILED and r.exit_code not in (None, 0)
+    ]
+    return next((code for code in codes if code in fault_codes), codes[0] if codes else None)
+
+
 def _diagnose(attempt: Attempt, status: WorkloadStatus):
     """Why a failed attempt failed: its nodes' state now, the process faults injected
     there while it ran, its exit code and what the backend says (SPEC F3, seed 003)."""
@@ -214,11 +228,13 @@ def _diagnose(attempt: Attempt, status: WorkloadStatus):
             created_at__gte=attempt.created_at,
         ).values_list("node__name", flat=True)
     )
-    failed = [r for r in status.replicas if r.exit_code not in (None, 0)]
-    exit_code = failed[0].exit_code if failed else attempt.exit_code
+    fault_codes = set(limits.current().fault_exit_codes)
+    exit_code = telling_exit_code(status.replicas, fault_codes)
+    if exit_code is None:  # settled from the row alone (jobs.execution.ends.settle_left)
+        exit_code = attempt.exit_code
     cause = classify(
         exit_code=exit_code,
-        fault_codes=set(limits.current().fault_exit_codes),
+        fault_codes=fault_codes,
         node_lost=status.node_lost,
         hardware=bool(faulty),
         process=bool(process),

@@ -13,6 +13,7 @@ from jobs import operations
 from jobs.execution import runs
 from jobs.models import Attempt, JobEvent, JobType, Phase, Status, SubTask
 from resources.models import Allocation
+from tests.helpers import wait_until
 from tests.jobs.execution_helpers import (
     admit_and_launch,
     log_of,
@@ -123,8 +124,12 @@ def test_a_program_ignoring_sigterm_is_killed_after_the_graceful_time(alice, vis
     )
     [attempt] = admit_and_launch()
     job = wait_for_phase(job, Phase.RUNNING)
-    operations.stop(job, alice)
+    # Running is when its process started, not when Python set its handler up: on a busy
+    # machine a SIGTERM sent at once would come first.
+    wait_until(lambda: "ready" in log_of(attempt), 20)
+    # The graceful time runs from the stop: a busy machine may take a while to return.
     began = timezone.now()
+    operations.stop(job, alice)
     job = wait_for_phase(job, Phase.STOPPED, timeout=10)
     assert 2 <= (job.finished_at - began).total_seconds() < 2 + 3
     assert "ignoring SIGTERM" in log_of(attempt)

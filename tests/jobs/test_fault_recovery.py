@@ -8,9 +8,10 @@ import pytest
 
 from console import limits
 from jobs.execution import runs
-from jobs.faults import inspection
+from jobs.faults import inspection, recovery
 from jobs.models import Attempt, FaultRecord, JobEvent, Phase
 from resources import faults
+from resources.backends.base import ReplicaState, ReplicaStatus
 from resources.models import FaultKind, Node
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import admit_and_launch, make_job, program, wait_for_phase
@@ -185,6 +186,43 @@ def test_fault_exit_codes_are_the_admins(alice, vision, run_cluster, admin):
     assert job.phase == Phase.QUEUED
     running(job)
     assert wait_for_phase(job, Phase.SUCCEEDED, Phase.ERROR).phase == Phase.SUCCEEDED
+
+
+# Worker 1 exits with a fault code; worker 0 is stopped because it did (SIGTERM: 143).
+SECOND_FAILS = (
+    "sh -c 'if [ \"$CONSOLE_REPLICA_INDEX\" = 1 ]; then sleep 0.3; exit 101; fi; sleep 30'"
+)
+
+
+def test_a_fault_code_of_a_second_worker_is_a_fault_too(alice, vision, run_cluster, admin):
+    """Found by the chaos test: worker 0, stopped for worker 1's fault exit code, comes
+    first and its 143 hid the fault: the job ended as a plain failure, nobody said what the
+    platform did, and a fault-tolerant one was not restarted."""
+    limits.save({"fault_exit_codes": [101]}, admin)
+    two = {"mode": "tensorflow", "node_count": 2, "command": SECOND_FAILS,
+           "graceful_shutdown_seconds": 1}  # fmt: skip
+    plain = make_job(alice, vision, run_cluster["cpu"], **two)
+    tolerant = make_job(alice, vision, run_cluster["cpu"], fault_restart_enabled=True,
+                        max_restarts=1, **two)  # fmt: skip
+    admit_and_launch()
+    plain = wait_for_phase(plain, Phase.ERROR, Phase.QUEUED)
+    tolerant = wait_for_phase(tolerant, Phase.QUEUED, Phase.ERROR)
+    assert plain.attempts.get().exit_code == 101
+    assert "neither checkpoint resume nor fault restart" in plain.reason, plain.reason
+    assert FaultRecord.objects.get(job=plain).action == FaultRecord.Action.ERROR
+    assert tolerant.phase == Phase.QUEUED and tolerant.restarts_used == 1, tolerant.reason
+    assert FaultRecord.objects.get(job=tolerant).item == "exit-code"
+
+
+def test_the_telling_exit_code_is_a_failed_replicas_fault_code_first():
+    # A cluster marks the pod it deleted for the fault failed too, and lists it first.
+    deleted = ReplicaStatus("worker-0", ReplicaState.FAILED, 143)
+    stopped = ReplicaStatus("worker-0", ReplicaState.STOPPED, 143)
+    faulty = ReplicaStatus("worker-1", ReplicaState.FAILED, 101)
+    assert recovery.telling_exit_code([deleted, faulty], {101}) == 101
+    assert recovery.telling_exit_code([stopped, faulty], {101}) == 101
+    assert recovery.telling_exit_code([deleted, faulty], {7}) == 143
+    assert recovery.telling_exit_code([stopped], {101}) is None
 
 
 def test_a_requeued_job_goes_ahead_of_its_priority_class(alice, vision, run_cluster):
