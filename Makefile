@@ -60,13 +60,17 @@ lint: install
 # Two test processes (one per core of a small machine), a test file each at a time: most
 # tests wait on real processes, so the suite takes about half as long.
 PYTEST_WORKERS ?= 2
+# The runtimes are made first, side by side (instant once made: they are kept once per
+# machine, see RUNTIMES_DIR), rather than one at a time by whichever test needs one.
 test: lint
-	$(PY) manage.py check --fail-level WARNING
-	$(PY) manage.py makemigrations --check --dry-run
-	@# The runtimes the end-to-end tests run jobs with, made side by side first (instant once
-	@# made), rather than one at a time by whichever test needs one.
-	$(PY) manage.py make_runtime
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	@started=$$(date +%s); \
+	$(PY) manage.py check --fail-level WARNING && \
+	$(PY) manage.py makemigrations --check --dry-run && \
+	$(PY) manage.py make_runtime && \
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS); \
+	code=$$?; took=$$(( $$(date +%s) - started )); \
+	echo "make test: checks, runtimes and suite took $$((took / 60)) min $$((took % 60)) s"; \
+	exit $$code
 
 # The Kubernetes flow against a real cluster (KUBECONFIG; see docs/kubernetes.md).
 test-k8s: install

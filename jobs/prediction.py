@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from console import limits
 from jobs.models import Job, Priority
 from jobs.queue_words import Names, say, why_never
 from jobs.scheduling import core, forecast, never_fits
@@ -27,7 +28,7 @@ from jobs.scheduling.db import epoch, load, moment, sched_nodes
 from jobs.scheduling.predict import standing
 from resources import placement
 from resources.availability import demand_of, project_pools
-from resources.models import Node, NodeSpec
+from resources.models import Node, NodeSpec, ResourcePool
 from resources.placement_words import elsewhere_text
 
 DRAFT_ID = -1
@@ -196,6 +197,29 @@ def refusal(draft: QueuedJob) -> Refusal | None:
     wants = [(alternative.demand, alternative.min_nodes) for alternative in draft.alternatives]
     hint = elsewhere_text(placement.elsewhere(nodes, draft, wants), names)
     return Refusal(why_never(reason, names), hint)
+
+
+def resume_caveat(draft: QueuedJob) -> str | None:
+    """Checkpoint resume moves a job to other nodes of its dedicated pool after a fault
+    (SPEC F4): when the loss of one of the pool's nodes would leave no room there for the
+    job, say so before Create. None when any one node can fail and the job still fits."""
+    if draft.pool is None:
+        return None
+    nodes = whole_inventory()
+    for node in nodes:
+        if node.pool == draft.pool and never_fits([n for n in nodes if n.id != node.id], draft):
+            pool = ResourcePool.objects.filter(pk=draft.pool).values_list("name", flat=True)
+            minutes = limits.current().resubmit_queue_timeout_minutes
+            return ngettext(
+                "If %(node)s fails, pool %(pool)s has no other node with room for this job: "
+                "it could not resume there, and would wait until the resubmission timeout "
+                "(%(n)s minute) ends it. Choose a pool with more nodes, or fewer nodes.",
+                "If %(node)s fails, pool %(pool)s has no other node with room for this job: "
+                "it could not resume there, and would wait until the resubmission timeout "
+                "(%(n)s minutes) ends it. Choose a pool with more nodes, or fewer nodes.",
+                minutes,
+            ) % {"node": node.name, "pool": pool.first() or "", "n": minutes}
+    return None
 
 
 @dataclass

@@ -35,7 +35,8 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
         name="vision-reserved", defaults={"description": "Reserved for project Vision"}
     )
     pool.projects.add(projects["vision"])
-    Node.objects.filter(name="local-c", pool__isnull=True).update(pool=pool)
+    # Two nodes: a checkpoint-resume job there moves to the other after a fault.
+    Node.objects.filter(name__in=["local-c", "local-f"], pool__isnull=True).update(pool=pool)
     model = AcceleratorModel.objects.filter(name="Demo-GPU").first()
     for name, cores, gib, boards, description in SPECS:
         NodeSpec.objects.get_or_create(

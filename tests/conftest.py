@@ -266,3 +266,16 @@ def runtime_folder():
         return result.folder
 
     return made
+
+
+@pytest.fixture
+def mpi_runtime(runtime_folder):
+    """The PyTorch runtime's folder, with its MPI (Open MPI's mpirun and mpi4py, from the
+    package index): what MPI jobs run with on this machine, no MPI of the machine's own."""
+    from resources import runtimes
+
+    folder = runtime_folder("torch-cpu")
+    missing = runtimes.missing_extra(folder, "mpi")
+    if missing is not None:
+        pytest.fail(f"the PyTorch runtime has no MPI: {missing[1]}")
+    return folder

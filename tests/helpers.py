@@ -6,6 +6,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -160,11 +161,18 @@ def live_session(base_url: str, user=None) -> LiveSession:
 
 def stand_in_runtime(folder):
     """A folder that passes for an image's local runtime (bin/python is this interpreter),
-    for tests of what is offered and accepted rather than of what runs."""
+    for tests of what is offered and accepted rather than of what runs. A link left there
+    by another run (to another interpreter, or to one since deleted) is replaced."""
     python = Path(folder) / "bin" / "python"
     python.parent.mkdir(parents=True, exist_ok=True)
-    if not python.exists():
-        python.symlink_to(sys.executable)
+    if python.is_symlink() and os.readlink(python) == sys.executable:
+        return Path(folder)
+    # A new link under a name of its own, then renamed over the old one: atomic, so that two
+    # test processes doing this at once both end with a working link.
+    fresh = python.with_name(f".python-{os.getpid()}-{threading.get_ident()}")
+    fresh.unlink(missing_ok=True)
+    fresh.symlink_to(sys.executable)
+    os.replace(fresh, python)
     return Path(folder)
 
 

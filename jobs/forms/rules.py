@@ -194,13 +194,16 @@ def check_placement(form, data) -> None:
 
 def check_local_runtime(form, data, image) -> None:
     """An image without a local runtime cannot run on this machine's nodes (the local
-    backend has no container to bring its Python): refused where the job could land there."""
-    problem = runtimes.local_problem(image)
+    backend has no container to bring its Python): refused where the job could land there.
+    A runtime that lacks only the part one mode needs (MPI) refuses that mode alone."""
+    field, problem = "image", runtimes.local_problem(image)
+    if problem is None:
+        field, problem = "mode", runtimes.local_problem(image, data.get("mode"))
     if problem is None:
         return
     names = [node.name for node in data.get("node_names") or []]
     if choices.may_run_locally(form.project, data.get("pool"), names):
-        form.add_error("image", problem)
+        form.add_error(field, problem)
 
 
 def check_recovery(form, data) -> None:

@@ -27,10 +27,12 @@ LAUNCHERS = frozenset(
 )
 
 
-# Seed 000's prefix, word for word (OpenMPI only). No -hostfile: mpirun reads
-# OMPI_MCA_orte_default_hostfile.
+# Seed 000's prefix (OpenMPI only), but for --bind-to and --map-by, which it writes with one
+# dash: Open MPI 5 takes "-bind-to" for an option it does not know and "none" for the program
+# to run, while Open MPI 4 reads the two-dash forms too. No -hostfile: mpirun reads
+# OMPI_MCA_orte_default_hostfile (Open MPI 4) or PRTE_MCA_prte_default_hostfile (5).
 MPIRUN_PREFIX = (
-    "mpirun --allow-run-as-root -np {np} -bind-to none -map-by slot"
+    "mpirun --allow-run-as-root -np {np} --bind-to none --map-by slot"
     " -x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x PATH -mca pml ob1 -mca btl ^openib"
 )
 

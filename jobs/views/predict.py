@@ -20,6 +20,9 @@ def context_for(form: JobForm, user, project) -> dict:
     refusal = prediction.refusal(draft)
     if refusal:
         return {"forecast": True, "refusal": refusal}
+    caveat = None
+    if form.cleaned_data.get("resume_enabled"):
+        caveat = prediction.resume_caveat(draft)
     result = prediction.explain(draft, user)
     specs = {spec.pk: spec.name for spec in form.cleaned_data.get("specs") or []}
     from resources.models import NodeSpec
@@ -34,6 +37,7 @@ def context_for(form: JobForm, user, project) -> dict:
         "forecast": result,
         "spec_name": name,
         "first_spec_id": draft.alternatives[0].spec_id,
+        "resume_caveat": caveat,
     }
 
 

@@ -137,7 +137,9 @@ def lay_out(
             host.make_dirs(work / "workspace" / "outputs")
             host.give_to(work / "workspace" / "outputs", user)
         for path, text in replica.files.items():
-            local = local_hostfile(text, every_name) if workload.wait_for_peers else None
+            # Every replica here is on this machine, one node or many: a launcher (mpirun,
+            # deepspeed) given its own replica's name would reach it over ssh.
+            local = local_hostfile(text, every_name)
             target = Path(real_path(path, str(work)))
             host.make_dirs(target.parent)
             target.write_text(local if local is not None else rewrite(text), encoding="utf-8")
@@ -151,6 +153,9 @@ def lay_out(
             "LOGNAME": user.name if user else os.environ.get("USER", ""),
             "HOSTNAME": replica.name,
             "PYTHONUNBUFFERED": "1",  # live logs: Python buffers a file's output otherwise
+            # Set, if empty, as an image would set it: seed 000's mpirun prefix forwards it
+            # (-x LD_LIBRARY_PATH), and Open MPI warns in the log of every MPI job without it.
+            "LD_LIBRARY_PATH": "",
         }
         env = replica_env(
             base=base,

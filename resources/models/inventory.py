@@ -372,7 +372,10 @@ class Image(Retirable):
         """Why this machine's nodes (the local backend) cannot run this image's jobs."""
         from resources import runtimes
 
-        return runtimes.local_problem(self)
+        modes = [mode for d in runtimes.RUNTIMES for e in d.extras for mode in e.modes]
+        return next(
+            filter(None, (runtimes.local_problem(self, mode) for mode in [None, *modes])), None
+        )
 
     def clean(self):
         errors = {}

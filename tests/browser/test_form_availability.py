@@ -108,11 +108,12 @@ def test_the_panel_follows_the_form_and_stays_on_it(tab, demo):
     no_overflow(tab)
     shots(tab, "form-availability-gpu-half")
 
-    # In the pool it starts now: the panel shows the pool's node, the prediction agrees.
+    # In the pool it starts now: the panel shows the pool's two nodes (local-c, sliced, is
+    # the one that fits), the prediction agrees.
     page.select_option("#id_pool", label="vision-reserved")
     pool = answers.locator("[data-spec=gpu-half] [data-place=vision-reserved]")
     expect(pool).to_have_attribute("data-state", "now")
-    expect(rows).to_have_count(1)
+    expect(rows).to_have_count(2)
     expect(panel.locator("tbody tr[data-node=local-c]")).to_have_attribute("data-status", "idle")
     expect(page.locator("[data-testid=prediction] [data-state=now]")).to_be_visible()
     expect(answers.locator("[data-testid=submitted-now]")).to_have_attribute("data-state", "now")
@@ -138,9 +139,8 @@ def test_the_panel_follows_the_form_and_stays_on_it(tab, demo):
     cluster = page.locator("[data-testid=fits-now] [data-spec=gpu-half]")
     expect(cluster.locator("[data-place=shared]")).to_have_attribute("data-state", "never")
     expect(cluster.locator("[data-place=vision-reserved]")).to_have_attribute("data-state", "now")
-    expect(page.locator("[data-testid=availability-table] tbody tr")).to_have_count(
-        6
-    )  # every node alice may use
+    # Every node alice may use: the five shared and the pool's two.
+    expect(page.locator("[data-testid=availability-table] tbody tr")).to_have_count(7)
     box = page.locator("[data-testid=availability-table]").locator("xpath=..")
     table = box.evaluate("box => box.scrollWidth > box.clientWidth + 1")
     assert not table, "the /cluster/ table scrolls sideways"

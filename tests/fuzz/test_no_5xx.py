@@ -248,7 +248,10 @@ def test_no_address_answers_5xx(http, world, alice, bob, lead, charlie, admin):
         route = data.draw(st.sampled_from(routes), label="route")
         deep = data.draw(st.booleans(), label="deep?")
         role = surface.deep_role(route) if deep else data.draw(st.sampled_from(ROLES), label="role")
-        method = data.draw(st.sampled_from(["GET", "POST"]), label="method")
+        # The sweeps sent each method once already: a method the address answers 405 to is
+        # not sent again (it would only be 405 again, a request that finds nothing).
+        allowed = [m for m in ("GET", "POST") if (route.name, m) in fuzzer.allowed]
+        method = data.draw(st.sampled_from(allowed or ["GET", "POST"]), label="method")
         path = surface.fill(route, world, data.draw)
         pairs = surface.parameters(route, world, data.draw)
         htmx = data.draw(st.booleans(), label="htmx")

@@ -12,7 +12,6 @@ import contextlib
 import itertools
 import os
 import random
-import shutil
 import signal
 import threading
 import time
@@ -31,7 +30,7 @@ from resources import faults
 from resources.models import Allocation, FaultKind, Node
 from tests.helpers import start_worker_process
 from tests.jobs.execution_helpers import make_job
-from tests.resources.factories import NodeFactory, NodeSpecFactory
+from tests.resources.factories import ImageFactory, NodeFactory, NodeSpecFactory
 
 pytestmark = pytest.mark.usefixtures("local_runs")
 
@@ -47,10 +46,8 @@ ONCE = (
 BUGGY = "sh -c 'sleep 0.5; exit 3'"
 
 
-def chaos_jobs(alice, vision, spec, rng: random.Random) -> dict[int, str]:
-    modes = ["single"] * 14 + ["tensorflow", "pytorch", "deepspeed"] * 1
-    if shutil.which("mpirun"):
-        modes.append("mpi")
+def chaos_jobs(alice, vision, spec, rng: random.Random, mpi_image) -> dict[int, str]:
+    modes = ["single"] * 14 + ["tensorflow", "pytorch", "deepspeed", "mpi"]
     kinds = {}
     for _ in range(JOBS):
         mode = rng.choice(modes)
@@ -66,6 +63,8 @@ def chaos_jobs(alice, vision, spec, rng: random.Random) -> dict[int, str]:
             "resume_enabled": option == "resume",
             "max_resumes": rng.randint(1, 3) if option == "resume" else 0,
         }
+        if mode == "mpi":  # mpirun from the image's runtime (Open MPI from the package index)
+            fields["image"] = mpi_image
         job = make_job(alice, vision, spec, **fields)
         kinds[job.pk] = kind
     return kinds
@@ -144,7 +143,7 @@ def finished() -> int:
 
 
 def test_two_hundred_jobs_survive_random_faults_and_a_killed_worker(
-    transactional_db, alice, vision, admin
+    transactional_db, alice, vision, admin, mpi_runtime
 ):
     rng = random.Random(13)
     limits.save({"inspection_seconds": 1, "fault_exit_codes": [101], "precheck_root_gb": 0,
@@ -152,7 +151,7 @@ def test_two_hundred_jobs_survive_random_faults_and_a_killed_worker(
     for index in range(NODES):
         NodeFactory(name=f"chaos-{index}", cpu_millicores=3000, memory_mib=3072)
     spec = NodeSpecFactory(name="tiny", cpu_millicores=500, memory_mib=512, boards=Decimal(0))
-    kinds = chaos_jobs(alice, vision, spec, rng)
+    kinds = chaos_jobs(alice, vision, spec, rng, ImageFactory(local_runtime=str(mpi_runtime)))
     chaos = Chaos(rng)
     threads = [threading.Thread(target=chaos.beat), threading.Thread(target=chaos.inject)]
     began = time.monotonic()

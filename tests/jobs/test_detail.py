@@ -26,7 +26,7 @@ def test_detail_shows_config_workspace_launch_and_events(client, alice, vision):
     client.force_login(alice)
     body = client.get(f"/jobs/{job.pk}/").content.decode()
     seen = re.sub(r"<[^>]+>", "", body)  # a command is drawn word by word
-    assert "mpirun --allow-run-as-root -np 16 -bind-to none -map-by slot" in seen
+    assert "mpirun --allow-run-as-root -np 16 --bind-to none --map-by slot" in seen
     assert "Waits as a peer" in body  # workers 1..3 do not run the entry command
     assert "/etc/mpi/hostfile" in body and "hvd-worker-3 slots=4" in body
     assert "/workspace/algorithm" in body and "/workspace/outputs" in body

@@ -5,7 +5,7 @@ node fails the job with its exit code."""
 from __future__ import annotations
 
 import re
-import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from tests.jobs.execution_helpers import (
     program,
     wait_for_phase,
 )
+from tests.resources.factories import ImageFactory, NodeSpecFactory
 
 pytestmark = pytest.mark.usefixtures("local_runs")
 
@@ -78,16 +79,26 @@ def test_pytorch_variables_on_every_node_for_a_command_run_as_typed(alice, visio
     assert all("MASTER_ADDR" in text for text in seen.values())
 
 
-@pytest.mark.skipif(shutil.which("mpirun") is None, reason="OpenMPI's mpirun is not installed")
-def test_an_mpi_job_runs_every_rank_under_openmpi(alice, vision, run_cluster):
+# One node with both its boards (seed 000's commonest Horovod job), and two nodes of one.
+@pytest.mark.parametrize(("nodes", "boards"), [(1, 2), (2, 1)])
+def test_an_mpi_job_runs_every_rank_under_openmpi(
+    alice, vision, run_cluster, mpi_runtime, nodes, boards
+):
+    spec = run_cluster["gpu"]
+    if boards != spec.boards:
+        spec = NodeSpecFactory(
+            name="gpu-2", cpu_millicores=1000, memory_mib=1024, boards=Decimal(boards),
+            accelerator_model=spec.accelerator_model,
+        )  # fmt: skip
     job = make_job(
         alice,
         vision,
-        run_cluster["gpu"],
+        spec,
         mode="mpi",
-        node_count=2,
+        node_count=nodes,
         command="python3 /workspace/algorithm/rank.py",
         graceful_shutdown_seconds=2,
+        image=ImageFactory(local_runtime=str(mpi_runtime)),
     )
     program(
         job,
@@ -104,7 +115,9 @@ def test_an_mpi_job_runs_every_rank_under_openmpi(alice, vision, run_cluster):
     seen = logs(job)
     assert job.phase == Phase.SUCCEEDED, f"{job.reason}\n" + "\n".join(seen.values())
     entry = seen[f"{job.name}-worker-0"]
-    assert "rank 0 of 2" in entry and "rank 1 of 2" in entry  # worker 0 launched both
+    # Worker 0 launched every rank (one node: mpirun never reaches for ssh).
+    ranks = nodes * boards
+    assert all(f"rank {r} of {ranks}" in entry for r in range(ranks)), entry
 
 
 def test_one_failing_node_fails_the_job_with_its_exit_code(alice, vision, run_cluster):

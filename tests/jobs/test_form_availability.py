@@ -16,7 +16,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from jobs.scheduling.db import run_pass
-from resources.models import NodeSpec, ResourcePool
+from resources.models import Node, NodeSpec, ResourcePool
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import AllocationFactory, NodeFactory, NodeSpecFactory
 
@@ -189,7 +189,9 @@ class TestGpuHalfOnTheDemo:
         said = client.post("/jobs/new/predict/", in_pool).content.decode()
         assert 'data-state="now"' in said
         html = client.post(URL, {**in_pool, "availability": "1"}).content.decode()
-        assert places(html) == {"vision-reserved": "now"} and nodes(html) == ["local-c"]
+        # The pool's two nodes are listed; only local-c is sliced.
+        assert places(html) == {"vision-reserved": "now"}
+        assert nodes(html) == ["local-c", "local-f"]
         job = JobFactory(owner=alice, project=alice.memberships.get().project, specs=[demo],
                          pool=pool)  # fmt: skip
         assert job.pk in run_pass().admitted
@@ -216,6 +218,46 @@ class TestGpuHalfOnTheDemo:
             assert places(cluster) == {"shared": "never"}, name
             said = client.post("/jobs/new/predict/", self.form(demo)).content.decode()
             assert 'data-state="never"' in said and "dedicated pool" not in said
+
+
+class TestResumeInTheDemosPool:
+    """Checkpoint resume moves a job to another node of its dedicated pool after a fault:
+    the demo's pool has two, and the form says before Create when the pool would have no
+    room left for the job after one node fails."""
+
+    @pytest.fixture
+    def demo(self, settings):
+        settings.DEMO_MODE = True
+        call_command("seed_demo", stdout=io.StringIO())
+        return ResourcePool.objects.get(name="vision-reserved")
+
+    def said(self, client, pool, spec: str, nodes: int) -> str:
+        from django.contrib.auth import get_user_model
+
+        client.force_login(get_user_model().objects.get(username="alice"))
+        form = {"name": "resumer", "mode": "pytorch", "node_count": str(nodes),
+                "specs": [NodeSpec.objects.get(name=spec).pk], "pool": pool.pk,
+                "resume_enabled": "on", "max_resumes": "2", "duration_hours": "24",
+                "priority": "0"}  # fmt: skip
+        return " ".join(client.post("/jobs/new/predict/", form).content.decode().split())
+
+    def test_two_nodes_of_one_board_can_move_after_a_fault(self, client, demo):
+        assert sorted(demo.nodes.values_list("name", flat=True)) == ["local-c", "local-f"]
+        said = self.said(client, demo, "gpu-1", 2)
+        assert 'data-state="now"' in said and "resume-caveat" not in said
+
+    def test_a_job_that_needs_the_whole_pool_is_warned(self, client, demo):
+        said = self.said(client, demo, "gpu-2", 2)
+        assert 'data-testid="resume-caveat"' in said
+        assert "If local-c fails, pool vision-reserved has no other node with room" in said
+
+    def test_a_one_node_pool_is_warned_in_chinese(self, client, demo):
+        Node.objects.filter(name="local-f").update(pool=None)
+        said = self.said(client, demo, "gpu-1", 1).replace("Checkpoint", "")
+        assert 'data-testid="resume-caveat"' in said
+        client.cookies["django_language"] = "zh-hans"
+        said = self.said(client, demo, "gpu-1", 1)
+        assert "断点续训" in said and "local-c" in said
 
 
 def test_a_spec_that_fits_nowhere_reads_the_same_on_cluster(client, alice, inventory):

@@ -88,7 +88,7 @@ def test_expand_variables_agrees_with_a_shell(command):
 
 
 SEED_LINE = (
-    "mpirun --allow-run-as-root -np 16 -bind-to none -map-by slot -x NCCL_DEBUG=INFO "
+    "mpirun --allow-run-as-root -np 16 --bind-to none --map-by slot -x NCCL_DEBUG=INFO "
     "-x LD_LIBRARY_PATH -x PATH -mca pml ob1 -mca btl ^openib python /workspace/algorithm/train.py"
 )
 

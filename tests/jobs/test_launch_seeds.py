@@ -74,10 +74,12 @@ class TestSeed000Horovod:
 
     # The seed prints the result with /workspace/test/train.py although the user typed
     # /workspace/algorithm/train.py: a slip of the document; the command is kept as typed.
+    # Its "-bind-to none -map-by slot" is written with two dashes, which Open MPI 5 needs
+    # (it takes "none" for the program otherwise) and Open MPI 4 reads too.
     SEED_4X4 = """mpirun \\
 --allow-run-as-root \\
 -np 16 \\
--bind-to none -map-by slot \\
+--bind-to none --map-by slot \\
 -x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x PATH \\
 -mca pml ob1 -mca btl ^openib \\
 python /workspace/algorithm/train.py"""
@@ -86,7 +88,7 @@ python /workspace/algorithm/train.py"""
         worker0 = plan(make("mpi", node_count=4, boards=4)).replicas[0]
         assert list(worker0.argv) == split_command(self.SEED_4X4)
         assert worker0.display_command() == (
-            "mpirun --allow-run-as-root -np 16 -bind-to none -map-by slot -x NCCL_DEBUG=INFO "
+            "mpirun --allow-run-as-root -np 16 --bind-to none --map-by slot -x NCCL_DEBUG=INFO "
             "-x LD_LIBRARY_PATH -x PATH -mca pml ob1 -mca btl ^openib "
             "python /workspace/algorithm/train.py"
         )

@@ -55,11 +55,13 @@ def certificate() -> tuple[str, str]:
 def with_tls(fake: FakeKubernetes) -> FakeKubernetes:
     """Serve ``fake`` over TLS (call before it starts); its ``url`` becomes https://."""
     cert_pem, key_pem = certificate()
-    folder = Path(tempfile.mkdtemp(prefix="fake-k8s-tls-"))
-    (folder / "cert.pem").write_text(cert_pem)
-    (folder / "key.pem").write_text(key_pem)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    # The files are read once, into the context: nothing is left behind in the temp folder.
+    with tempfile.TemporaryDirectory(prefix="fake-k8s-tls-") as temporary:
+        folder = Path(temporary)
+        (folder / "cert.pem").write_text(cert_pem)
+        (folder / "key.pem").write_text(key_pem)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
     fake.server.socket = context.wrap_socket(fake.server.socket, server_side=True)
     fake.url = f"https://127.0.0.1:{fake.port}"
     return fake

@@ -79,13 +79,13 @@ class NodeFactory(factory.django.DjangoModelFactory):
 
 
 def _stand_in_runtime():
-    import os
-    import tempfile
-    from pathlib import Path
+    from django.conf import settings
 
     from tests.helpers import stand_in_runtime
 
-    return stand_in_runtime(Path(tempfile.gettempdir()) / f"console-test-runtime-{os.getuid()}")
+    # In the checkout, never in a folder another checkout's run shares (and may leave a
+    # link into a deleted checkout in).
+    return stand_in_runtime(settings.BASE_DIR / "var" / "tests" / "stand-in-runtime")
 
 
 class ImageFactory(factory.django.DjangoModelFactory):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -110,8 +109,9 @@ with open(os.path.join(os.environ["CONSOLE_OUTPUT_DIR"], f"rank-{rank}.txt"), "w
 """
 
 
-@pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun is not installed here")
-def test_mpi_plan_runs_every_rank_under_mpirun(runs):
+def test_mpi_plan_runs_every_rank_under_mpirun(runs, mpi_runtime, monkeypatch):
+    # The PyTorch runtime's Open MPI, as an MPI job's image puts it first on PATH.
+    monkeypatch.setenv("PATH", f"{mpi_runtime / 'bin'}:{os.environ['PATH']}")
     runs.program("rank.py", RANK)
     outputs = runs.folder("outputs/mpi")
     mpi = plan(

@@ -123,3 +123,45 @@ def test_make_runtime_says_why_in_one_line_and_goes_on(tmp_path, settings, monke
     assert all(runtimes.NO_PYTHON in line for line in lines)
     assert "jobs with tensorflow-2 cannot run on this machine" in lines[1]
     assert not (tmp_path / "runtimes").exists()
+
+
+class TestNothingLeftBehindBreaksTheNextRun:
+    """A test run's files live in the checkout or pytest's own temporary folders: what a
+    run in another (since deleted) checkout left in the shared temporary folder cannot break
+    this one."""
+
+    def test_a_stand_in_runtime_left_dangling_is_linked_again(self, tmp_path):
+        import sys
+
+        from tests.helpers import stand_in_runtime
+
+        python = tmp_path / "stand-in" / "bin" / "python"
+        python.parent.mkdir(parents=True)
+        python.symlink_to(tmp_path / "deleted-checkout" / ".venv" / "bin" / "python")
+        assert python.is_symlink() and not python.exists()  # as after that clone was deleted
+        stand_in_runtime(tmp_path / "stand-in")
+        assert python.exists() and os.readlink(python) == sys.executable
+
+    def test_the_images_stand_in_runtime_is_in_the_checkout(self, settings):
+        from pathlib import Path
+
+        from tests.resources.factories import ImageFactory
+
+        runtime = Path(ImageFactory.build().local_runtime)
+        assert runtime.is_relative_to(settings.BASE_DIR / "var")
+        assert (runtime / "bin" / "python").exists()
+
+    def test_a_fake_cluster_over_tls_leaves_no_folder_behind(self):
+        import tempfile
+        from pathlib import Path
+
+        from tests.resources.cluster_helpers import with_tls
+        from tests.resources.k8s_fake.server import FakeKubernetes
+
+        def leftovers():
+            return set(Path(tempfile.gettempdir()).glob("fake-k8s-tls-*"))
+
+        before = leftovers()
+        with with_tls(FakeKubernetes([], auto=False)) as fake:
+            assert fake.url.startswith("https://")
+        assert leftovers() == before

@@ -25,8 +25,6 @@ def supervisor_env(tmp_path):
     """The environment of a bare machine: nothing named, so the embedded servers start."""
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
     env.update(VAR_DIR=str(tmp_path / "var"), PORT=str(free_port()), DEMO_MODE="1")
-    # The PyTorch runtime takes half a minute to make: share the checkout's (made once).
-    env.setdefault("RUNTIMES_DIR", str(ROOT / "var" / "runtimes"))
     yield env
     # The demo's jobs run on after `make run` stops, as jobs do on a real machine; not after
     # the test: they would take the cores from the tests that follow.

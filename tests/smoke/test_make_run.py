@@ -64,7 +64,12 @@ def stop(proc) -> int:
     return proc.wait(timeout=60)
 
 
-def test_run_serves_a_logged_in_user_and_stops_cleanly(supervisor_env, supervisor_argv):
+def test_run_serves_stops_cleanly_and_keeps_the_data_for_the_next_run(
+    supervisor_env, supervisor_argv
+):
+    """One `make run` serves a logged-in user, has its worker and beat alive, saves a
+    setting and stops cleanly on Ctrl-C; the next one finds the setting (two starts, not
+    three: each costs the suite a quarter of a minute)."""
     base = f"http://127.0.0.1:{supervisor_env['PORT']}"
     proc = start(supervisor_argv, supervisor_env)
     output = Output(proc.stdout)
@@ -73,6 +78,8 @@ def test_run_serves_a_logged_in_user_and_stops_cleanly(supervisor_env, superviso
         assert f"{base}/" in text
         assert "Demo logins: admin, lead, alice, bob, charlie" in text
         assert "embedded PostgreSQL" in text and "embedded Redis" in text
+        # The defaults' bound (2 web processes x 10 + 2 worker processes + 3), checked first.
+        assert re.search(r"Database connections: at most 25 of the server's \d+", text)
 
         opener, jar = browser()
         status, url, body = log_in(opener, jar, base, "alice", "demo")
@@ -89,6 +96,8 @@ def test_run_serves_a_logged_in_user_and_stops_cleanly(supervisor_env, superviso
         wait_until(both_alive, timeout=60, interval=1)
         family = psutil.Process(proc.pid).children(recursive=True)
         assert len(family) >= 5  # web, its workers, worker, beat, the database
+
+        save_a_setting(base)
     finally:
         code = stop(proc)
     assert code == 0, output.text()[-3000:]
@@ -96,33 +105,30 @@ def test_run_serves_a_logged_in_user_and_stops_cleanly(supervisor_env, superviso
     _gone, alive = psutil.wait_procs(family, timeout=10)
     assert not alive, [p.info for p in alive]
 
+    proc = start(supervisor_argv, supervisor_env)
+    output = Output(proc.stdout)
+    try:
+        wait_for_banner(output)
+        opener, jar = browser()
+        log_in(opener, jar, base, "admin", "demo")
+        with opener.open(f"{base}/settings/") as page:
+            body = page.read().decode()
+        assert re.search(r'name="max_resumes"[^>]*value="7"', body)
+    finally:
+        assert stop(proc) == 0, output.text()[-3000:]
+
+
+def save_a_setting(base: str) -> None:
+    opener, jar = browser()
+    log_in(opener, jar, base, "admin", "demo")
+    data = settings_form_data(max_resumes=7)
+    data["csrfmiddlewaretoken"] = csrf_token(opener, f"{base}/settings/")
+    form = urllib.parse.urlencode(data, doseq=True).encode()
+    request = urllib.request.Request(f"{base}/settings/", data=form, headers={"Referer": base})
+    with opener.open(request) as reply:
+        assert "Saved 1 change" in reply.read().decode()
+
 
 def csrf_token(opener, url) -> str:
     with opener.open(url) as page:
         return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.read().decode())[1]
-
-
-def test_second_run_keeps_the_data(supervisor_env, supervisor_argv):
-    base = f"http://127.0.0.1:{supervisor_env['PORT']}"
-    for round_ in range(2):
-        proc = start(supervisor_argv, supervisor_env)
-        output = Output(proc.stdout)
-        try:
-            wait_for_banner(output)
-            opener, jar = browser()
-            log_in(opener, jar, base, "admin", "demo")
-            if round_ == 0:
-                data = settings_form_data(max_resumes=7)
-                data["csrfmiddlewaretoken"] = csrf_token(opener, f"{base}/settings/")
-                form = urllib.parse.urlencode(data, doseq=True).encode()
-                request = urllib.request.Request(
-                    f"{base}/settings/", data=form, headers={"Referer": base}
-                )
-                with opener.open(request) as reply:
-                    assert "Saved 1 change" in reply.read().decode()
-            else:
-                with opener.open(f"{base}/settings/") as page:
-                    body = page.read().decode()
-                assert re.search(r'name="max_resumes"[^>]*value="7"', body)
-        finally:
-            assert stop(proc) == 0, output.text()[-3000:]
