@@ -18,7 +18,10 @@ README = (
 # (resources/samples). Their launch is the algorithm's suggestion, which the job form offers.
 RESNET = "A tiny ResNet on made-up CIFAR-shaped images (PyTorch)."
 DDP = "PyTorch DistributedDataParallel on CPU, for every user."
-TENSORFLOW = "TensorFlow multi-worker training, AllReduce from TF_CONFIG (no parameter servers)."
+TENSORFLOW = (
+    "TensorFlow multi-worker training from TF_CONFIG: AllReduce without parameter servers, "
+    "asynchronous parameter-server training with them."
+)
 DEEPSPEED = "DeepSpeed on CPU, started by the deepspeed launcher with the job's hostfile."
 MPI = (
     "Gradients averaged with MPI Allreduce (mpi4py), as Horovod does; Horovod itself is not "

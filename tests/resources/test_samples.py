@@ -4,10 +4,12 @@ check_env.py runs with this interpreter against the environments the launch plan
 (jobs.launch), hostfiles written where the local backend would put them. train.py runs with
 the PyTorch runtime (made once per machine under var/, reused by later runs; skipped with
 the reason when this machine cannot have it): alone, resumed, as a 2-node DDP job, stopped.
+The TensorFlow sample's ``own_ports`` is imported by the TensorFlow runtime's Python.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -218,3 +220,74 @@ def test_a_diverging_run_fails(torch_python, tmp_path):
                           text=True, timeout=120)  # fmt: skip
     assert done.returncode == 1
     assert "diverged (is --lr too high?)" in done.stderr
+
+
+# --- tf_sample: own_ports ----------------------------------------------------------------
+
+# The sample's module, imported by the TensorFlow runtime's Python (it imports TensorFlow);
+# the configs in on stdin, the rewritten ones out as JSON.
+OWN_PORTS = """
+import json, sys
+sys.dont_write_bytecode = True  # nothing left in the sample's folder
+sys.path.insert(0, sys.argv[1])
+from train import own_ports
+configs = json.load(sys.stdin)
+given = json.dumps(configs)
+rewritten = [own_ports(config) for config in configs]
+assert json.dumps(configs) == given, "own_ports changed the config it was given"
+print(json.dumps(rewritten))
+"""
+
+
+@pytest.fixture(scope="session")
+def tf_python(runtime_folder):
+    return str(runtime_folder("tensorflow-cpu") / "bin" / "python")
+
+
+def own_ports(python, configs):
+    argv = [python, "-c", OWN_PORTS, str(samples.TF_SAMPLE)]
+    done = subprocess.run(argv, input=json.dumps(configs), env=train_env(python),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def tf_config(cluster, role, index):
+    return {"cluster": cluster, "task": {"type": role, "index": index}}
+
+
+def test_own_ports_gives_every_loopback_task_its_own_port(tf_python, tmp_path):
+    # As the local backend gives them: one loopback address per replica, one port for all.
+    one_ps = {"ps": ["127.0.1.3:5123"], "worker": ["127.0.1.1:5123", "127.0.1.2:5123"]}
+    two_ps = {**one_ps, "ps": ["127.0.1.3:5123", "127.0.1.4:5123"]}
+    allreduce = {"worker": one_ps["worker"]}
+    tasks = [("worker", 0), ("worker", 1), ("ps", 0)]
+    # A real cluster: the plan's own TF_CONFIG, host names (other machines) throughout.
+    planned = [
+        json.loads(env["TF_CONFIG"])
+        for env in replica_envs(tmp_path, "tensorflow", node_count=2, ps_count=1)
+    ]
+    alone = tf_config({"worker": ["127.0.1.1:5123"]}, "worker", 0)
+    configs = [
+        *(tf_config(one_ps, role, index) for role, index in tasks),
+        tf_config(two_ps, "ps", 1),
+        tf_config(allreduce, "worker", 1),
+        *planned,
+        alone,
+    ]
+    rewritten = own_ports(tf_python, configs)
+
+    # Workers first (the port + i), then the parameter servers (+ workers + j); every task
+    # rewrites the same, so they agree; its own task is kept.
+    expected = {"ps": ["127.0.1.3:5125"], "worker": ["127.0.1.1:5123", "127.0.1.2:5124"]}
+    for (role, index), config in zip(tasks, rewritten[:3], strict=True):
+        assert config == tf_config(expected, role, index)
+    assert rewritten[3]["cluster"] == {
+        "ps": ["127.0.1.3:5125", "127.0.1.4:5126"],
+        "worker": ["127.0.1.1:5123", "127.0.1.2:5124"],
+    }
+    # AllReduce: the workers only, as before, and no "ps" appears.
+    assert rewritten[4] == tf_config({"worker": expected["worker"]}, "worker", 1)
+    # Other hosts, or a task alone: nothing changes.
+    assert planned and all("127." not in json.dumps(config) for config in planned)
+    assert rewritten[5:] == [*planned, alone]

@@ -1,15 +1,16 @@
 """Multi-worker training with TensorFlow on CPU: the demo algorithm "tf-sample".
 
-A small MLP on a made-up classification task (fixed seed: no download), trained with
-``MultiWorkerMirroredStrategy``: every worker computes the gradients of its share of the
-batch and the strategy averages them (AllReduce). The workers find each other through the
-TF_CONFIG variable the console sets on each of them (image tensorflow-2, mode TensorFlow,
-parameter servers 0)::
+A small MLP on a made-up classification task (fixed seed: no download). The workers find
+each other through the TF_CONFIG variable the console sets on each of them (image
+tensorflow-2, mode TensorFlow); every replica runs the same command::
 
     python /workspace/algorithm/train.py --steps 20
 
-Alone (no TF_CONFIG) it trains as one worker. Parameter-server training (TF_CONFIG with a
-"ps" task) is not what this example does: it says so and exits with 2.
+With 0 parameter servers it trains with ``MultiWorkerMirroredStrategy``: every worker
+computes the gradients of its share of the batch and the strategy averages them
+(AllReduce). Alone (no TF_CONFIG) it trains as one worker. With parameter servers
+(TF_CONFIG with "ps" tasks) it trains asynchronously, between-graph, with the model's
+variables on the parameter servers: see ps_training.py, beside this file.
 
 Every step prints the line the console's performance check reads::
 
@@ -72,19 +73,59 @@ class Mlp(tf.Module):
 
 
 def own_ports(config: dict) -> dict:
-    """On the console's own machine (its local backend) every worker is a loopback address
+    """On the console's own machine (its local backend) every task is a loopback address
     of one machine, all with the job's one port, and TensorFlow listens on that port on
-    every address: the second worker could not start. Each worker then gets the port after
-    the previous one's; every worker rewrites the same way, so they still agree. On a
-    cluster (other hosts) nothing changes."""
-    workers = config.get("cluster", {}).get("worker", [])
-    hosts = [address.rpartition(":") for address in workers]
-    if len(workers) < 2 or not all(host.startswith("127.") for host, _, _ in hosts):
+    every address: the second task could not start. Each task then gets a port of its own:
+    worker i the port + i, then parameter server j the port + the number of workers + j.
+    Every task rewrites the same way, so they still agree. On a cluster (other hosts)
+    nothing changes. Returns a new config; the one given is left as it is."""
+    cluster = config.get("cluster", {})
+    jobs = [job for job in ("worker", "ps") if job in cluster]
+    hosts = [address.rpartition(":") for job in jobs for address in cluster[job]]
+    if len(hosts) < 2 or not all(host.startswith("127.") for host, _, _ in hosts):
         return config
     if len({port for _, _, port in hosts}) != 1:
         return config
-    rewritten = [f"{host}:{int(port) + i}" for i, (host, _, port) in enumerate(hosts)]
-    return {**config, "cluster": {**config["cluster"], "worker": rewritten}}
+    port, rewritten = int(hosts[0][2]), dict(cluster)
+    for job in jobs:  # workers first, then parameter servers
+        tasks = [address.rpartition(":")[0] for address in cluster[job]]
+        rewritten[job] = [f"{host}:{port + i}" for i, host in enumerate(tasks)]
+        port += len(tasks)
+    return {**config, "cluster": rewritten}
+
+
+def made_up_data():
+    """The inputs and labels, the same on every worker and every run."""
+    generator = tf.random.Generator.from_seed(0)
+    inputs = generator.normal([SAMPLES, FEATURES])
+    labels = tf.argmax(inputs @ generator.normal([FEATURES, CLASSES]), axis=1)
+    return inputs, labels
+
+
+def report(writer, step: int, steps: int, loss: float, hardware_ms: float, e2e_ms: float) -> None:
+    """The chief's lines of a step (the console's performance watch reads the second) and
+    its TensorBoard scalars."""
+    print(f"step {step}/{steps} loss {loss:.4f}")
+    print(f"this iteration hardware time is {hardware_ms:.3f} and e2e time is "
+          f"{e2e_ms:.3f} ms.", flush=True)  # fmt: skip
+    with writer.as_default():
+        tf.summary.scalar("train/loss", loss, step=step)
+        tf.summary.scalar("time/e2e_ms", e2e_ms, step=step)
+
+
+def parameter_server_training(args, config: dict, stop: list) -> int:
+    # Beside this file, imported only here: AllReduce training does not need it.
+    import ps_training
+
+    config = own_ports(config)
+    role = config.get("task", {}).get("type")
+    if role == "ps":
+        return ps_training.serve(args, config, stop)
+    if role != "worker":
+        print(f"tf-sample: a task of type {role!r} has no part in parameter-server training "
+              "(only 'ps' and 'worker' do)", file=sys.stderr, flush=True)  # fmt: skip
+        return 2
+    return ps_training.train(args, config, stop, Mlp, made_up_data, report)
 
 
 def main(argv=None) -> int:
@@ -94,9 +135,7 @@ def main(argv=None) -> int:
     config = json.loads(os.environ.get("TF_CONFIG") or "{}")
     cluster, task = config.get("cluster", {}), config.get("task", {})
     if cluster.get("ps"):
-        print("tf-sample trains with AllReduce (MultiWorkerMirroredStrategy): submit it with "
-              "0 parameter servers.", file=sys.stderr, flush=True)  # fmt: skip
-        return 2
+        return parameter_server_training(args, config, stop)
     if config:
         os.environ["TF_CONFIG"] = json.dumps(own_ports(config))
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -116,9 +155,7 @@ def main(argv=None) -> int:
             print(f"resumed from {os.path.abspath(newest)} (step {int(model.step.numpy())})")
     elif chief:
         print(f"no checkpoint in {os.path.abspath(args.output)}: starting from step 0")
-    generator = tf.random.Generator.from_seed(0)
-    inputs = generator.normal([SAMPLES, FEATURES])
-    labels = tf.argmax(inputs @ generator.normal([FEATURES, CLASSES]), axis=1)
+    inputs, labels = made_up_data()
 
     @tf.function
     def train_step(x, y, stop_flag):
@@ -159,12 +196,7 @@ def main(argv=None) -> int:
         time.sleep(args.sleep)
         e2e_ms = (time.perf_counter() - began) * 1000
         if chief:
-            print(f"step {step}/{args.steps} loss {loss:.4f}")
-            print(f"this iteration hardware time is {hardware_ms:.3f} and e2e time is "
-                  f"{e2e_ms:.3f} ms.", flush=True)  # fmt: skip
-            with writer.as_default():
-                tf.summary.scalar("train/loss", loss, step=step)
-                tf.summary.scalar("time/e2e_ms", e2e_ms, step=step)
+            report(writer, step, args.steps, loss, hardware_ms, e2e_ms)
         if stopping or step % args.save_every == 0 or step == args.steps:
             path = manager.save(checkpoint_number=step)
             if chief:
