@@ -157,29 +157,6 @@ def celery_worker(transactional_db):
         yield worker
 
 
-# The files that take longest, started first: the two test processes take whole files (xdist's
-# loadfile), and a long file started last keeps one process busy while the other has
-# nothing left to do. The rest keep their order.
-LONGEST_FIRST = (
-    "tests/smoke/test_soak.py",
-    "tests/fuzz/test_no_5xx.py",
-    "tests/jobs/test_chaos.py",
-    "tests/smoke/test_make_run.py",
-    "tests/smoke/test_server_faults.py",
-    "tests/jobs/test_fault_resume.py",
-    "tests/jobs/test_kubernetes_flow.py",
-    "tests/browser/test_tools.py",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    def rank(item) -> int:
-        path = item.nodeid.split("::")[0]
-        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
-
-    items.sort(key=rank)  # stable: within a file, and among the rest, the order is kept
-
-
 def pytest_configure(config):
     import os
 

@@ -146,7 +146,10 @@ def test_an_outage_is_logged_in_one_line_without_a_trace():
 def test_work_queued_while_the_broker_is_away_is_left_to_the_next_pass(monkeypatch):
     # Celery reads the broker from this variable before any app's own setting.
     monkeypatch.delenv("CELERY_BROKER_URL", raising=False)
-    away = Celery("away", broker="redis://127.0.0.1:1/0", task_cls=ConsoleTask)
+    # Not the current app: the tests after this one in the process queue on the real one.
+    away = Celery(
+        "away", broker="redis://127.0.0.1:1/0", task_cls=ConsoleTask, set_as_current=False
+    )
     away.conf.broker_connection_timeout = 1
 
     @away.task(name="tests.away")
