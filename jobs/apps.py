@@ -22,11 +22,11 @@ class JobsConfig(AppConfig):
         hooks.inventory_listeners.append(enqueue_admission)
 
         from jobs import operations
-        from jobs.execution import runs
+        from jobs.execution import runs, stopping
 
         job_hooks.admission_listeners.append(runs.launch)
-        operations.stoppers.append(runs.request_stop)
-        operations.forgetters.append(runs.forget)
+        operations.stoppers.append(stopping.request_stop)
+        operations.forgetters.append(stopping.forget)
 
         from jobs.tools import service as tools
 

@@ -114,7 +114,7 @@ def what_happens(job: Job, cause: Cause) -> Said:
 
 
 def _stop(attempt: Attempt, seconds: int) -> None:
-    from jobs.execution.runs import stop_attempt
+    from jobs.execution.stopping import stop_attempt
 
     stop_attempt(attempt, seconds)
 

@@ -3,6 +3,7 @@ under a temporary runs folder, admitted by the real admission pass."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -61,3 +62,10 @@ def log_of(attempt: Attempt, replica: str | None = None) -> str:
     name = replica or attempt.replicas[0]["name"]
     text, _ = runs.backend(attempt).logs(attempt.workload_id, name, 0, 1 << 20)
     return text
+
+
+def latest_step(job) -> int:
+    """The last "step N/" its newest attempt's log printed (the demo algorithms' lines)."""
+    attempt = job.attempts.order_by("-number").first()
+    found = re.findall(r"step (\d+)/", log_of(attempt))
+    return int(found[-1]) if found else 0

@@ -167,10 +167,10 @@ def test_clean_up_deletes_copies_unused_for_longer_than_the_retention(
     assert clean_prepared_data() == []
     assert copy.is_dir()
 
-    from jobs.execution import runs
+    from jobs.execution import stopping
 
-    runs.request_stop(live, alice)
-    runs._stop_now(Attempt.objects.get(job=live), 1)
+    stopping.request_stop(live, alice)
+    stopping._stop_now(Attempt.objects.get(job=live), 1)
     live = wait_for_phase(live, Phase.STOPPED, timeout=30)
     assert clean_prepared_data() == []  # its last use is now
     later = time.time() + 8 * 86400

@@ -20,17 +20,18 @@ from jobs.faults import inspection
 from jobs.models import Job, Phase
 from resources.models import Image, NodeSpec, ResourcePool
 from tests.helpers import wait_until
-from tests.jobs.execution_helpers import admit_and_launch, log_of, make_job, program, wait_for_phase
+from tests.jobs.execution_helpers import (
+    admit_and_launch,
+    latest_step,
+    log_of,
+    make_job,
+    program,
+    wait_for_phase,
+)
 
 pytestmark = pytest.mark.usefixtures("local_runs")
 
 STEPS = 80
-
-
-def latest_step(job) -> int:
-    attempt = job.attempts.order_by("-number").first()
-    found = re.findall(r"step (\d+)/", log_of(attempt))
-    return int(found[-1]) if found else 0
 
 
 def test_a_resume_job_in_the_demo_pool_moves_to_its_other_node_after_a_board_fault(

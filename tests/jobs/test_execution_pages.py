@@ -9,7 +9,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from jobs.execution import runs
+from jobs.execution import runs, stopping
 from jobs.models import Phase, UsageSample
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import admit_and_launch, make_job, program, wait_for_phase
@@ -99,7 +99,7 @@ def test_usage_is_sampled_and_drawn_per_node(client, settings, alice, vision, ru
     assert usage.count("<polyline") == 2  # CPU and memory; this machine has no accelerator
     assert 'hx-trigger="every 10s"' in usage
     assert "peak" in usage
-    runs.request_stop(job, alice)
+    stopping.request_stop(job, alice)
     wait_for_phase(job, Phase.STOPPED, timeout=10)
     assert (
         'hx-trigger="every 10s"'

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from console import limits
-from jobs.execution import runs
+from jobs.execution import stopping
 from jobs.faults import inspection, recovery
 from jobs.models import Attempt, FaultRecord, JobEvent, Phase
 from resources import faults
@@ -255,7 +255,7 @@ def test_a_stop_during_a_fault_recovery_ends_the_job_as_stopped(alice, vision, r
     job = running(job)
     faults.inject(Node.objects.get(name=node_of(job)), FaultKind.NIC)
     inspection.inspect()
-    assert runs.request_stop(job, alice)
+    assert stopping.request_stop(job, alice)
     job = wait_for_phase(job, Phase.STOPPED, Phase.QUEUED, timeout=20)
     assert job.phase == Phase.STOPPED
     wait_until(lambda: not Attempt.objects.filter(ended_at=None).exists(), 5)

@@ -13,17 +13,18 @@ from jobs.models import FaultRecord, Phase
 from resources import faults
 from resources.models import FaultKind, Image, Node
 from tests.helpers import wait_until
-from tests.jobs.execution_helpers import admit_and_launch, log_of, make_job, program, wait_for_phase
+from tests.jobs.execution_helpers import (
+    admit_and_launch,
+    latest_step,
+    log_of,
+    make_job,
+    program,
+    wait_for_phase,
+)
 
 pytestmark = pytest.mark.usefixtures("local_runs")
 
 STEPS = 80
-
-
-def latest_step(job) -> int:
-    attempt = job.attempts.order_by("-number").first()
-    found = re.findall(r"step (\d+)/", log_of(attempt))
-    return int(found[-1]) if found else 0
 
 
 def test_a_node_fault_mid_training_resumes_from_the_checkpoint(

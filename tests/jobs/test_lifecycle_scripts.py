@@ -11,7 +11,7 @@ import time
 import pytest
 
 from console import limits
-from jobs.execution import runs
+from jobs.execution import stopping
 from jobs.models import Attempt, Phase
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import admit_and_launch, log_of, make_job, wait_for_phase
@@ -123,8 +123,8 @@ def test_after_stop_runs_when_the_user_stops_the_job(alice, vision, run_cluster)
     job = wait_for_phase(job, Phase.RUNNING, Phase.ERROR)
     attempt = Attempt.objects.get(job=job)
     wait_until(lambda: "working" in log_of(attempt))
-    runs.request_stop(job, alice)
-    runs._stop_now(attempt, job.graceful_shutdown_seconds)
+    stopping.request_stop(job, alice)
+    stopping._stop_now(attempt, job.graceful_shutdown_seconds)
     job = wait_for_phase(job, Phase.STOPPED, Phase.ERROR, timeout=30)
     log = log_of(attempt)
     assert job.phase == Phase.STOPPED, job.reason
@@ -149,8 +149,8 @@ def test_a_stop_ends_within_the_graceful_time_plus_the_script_timeout(
     attempt = Attempt.objects.get(job=job)
     wait_until(lambda: "stubborn" in log_of(attempt))
     began = time.monotonic()
-    runs.request_stop(job, alice)
-    runs._stop_now(attempt, job.graceful_shutdown_seconds)
+    stopping.request_stop(job, alice)
+    stopping._stop_now(attempt, job.graceful_shutdown_seconds)
     job = wait_for_phase(job, Phase.STOPPED, Phase.ERROR, timeout=30)
     took = time.monotonic() - began
     assert job.phase == Phase.STOPPED, job.reason

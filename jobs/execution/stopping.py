@@ -1,0 +1,71 @@
+"""Stopping a job's processes (SPEC F7) and forgetting a deleted job's workloads: on this
+machine at once, on a cluster through the worker."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
+from console.celery import send
+from console.words import said
+from jobs import lifecycle
+from jobs.execution.runs import backend
+from jobs.models import Attempt, Job
+from jobs.operations import NotApplicable
+
+
+def request_stop(job: Job, user) -> bool:
+    """Stop a job's processes: SIGTERM now, SIGKILL after its graceful time (SPEC F7); the
+    job ends as *stopped* once every process has ended. False when it has none (not
+    launched yet): jobs.operations then stops it at once."""
+    attempt = job.attempts.filter(ended_at__isnull=True).order_by("-number").first()
+    if attempt is None:
+        return False
+    # A person's stop wins over a fault's or a growth's: the job then ends as stopped.
+    if attempt.stop_cause in (Attempt.StopCause.USER, Attempt.StopCause.EXPIRY):
+        raise NotApplicable(_("The job is already stopping."))
+    Attempt.objects.filter(pk=attempt.pk).update(stop_cause=Attempt.StopCause.USER)
+    lifecycle.record(
+        job,
+        said(
+            gettext_noop(
+                "Stop requested by %(user)s: SIGTERM now, killed after %(seconds)s s if still "
+                "running."
+            ),
+            user=user,
+            seconds=job.graceful_shutdown_seconds,
+        ),
+        actor=user,
+    )
+    seconds = job.graceful_shutdown_seconds
+    transaction.on_commit(lambda: _stop_now(attempt, seconds))
+    return True
+
+
+def _stop_now(attempt: Attempt, seconds: int) -> None:
+    from jobs.tasks import sync_runs
+
+    stop_attempt(attempt, seconds)
+    send(sync_runs, countdown=1)
+
+
+def stop_attempt(attempt: Attempt, seconds: int) -> None:
+    """Stop an attempt's workload: on this machine at once; on a cluster through the
+    worker, since a cluster may be slow to answer, unless the broker cannot take the task
+    just now (the stop must not be lost)."""
+    from jobs.tasks import stop_workload
+
+    if attempt.cluster_id is None or not send(
+        stop_workload, attempt.workload_id, attempt.cluster_id, seconds
+    ):
+        backend(attempt).stop(attempt.workload_id, seconds)
+
+
+def forget(job: Job) -> None:
+    """A deleted job's workloads: cleaned up once its graceful time has passed."""
+    from jobs.tasks import clean_up
+
+    seconds = job.graceful_shutdown_seconds + 5
+    for workload, cluster in job.attempts.values_list("workload_id", "cluster_id"):
+        transaction.on_commit(lambda w=workload, c=cluster: send(clean_up, w, c, countdown=seconds))
