@@ -56,6 +56,7 @@ lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m djlint templates --lint --quiet
+	$(VENV)/bin/lint-imports --no-cache
 
 # Two test processes (one per core of a small machine), a test file each at a time: most
 # tests wait on real processes, so the suite takes about half as long.

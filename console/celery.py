@@ -49,13 +49,23 @@ app.autodiscover_tasks()
 
 
 def send(task, *args, countdown: float | None = None) -> bool:
-    """Queue ``task`` with ``args``; False when the broker cannot take it just now.
+    """Queue ``task`` (a task, or its name: code below the worker's entry points names the
+    task rather than importing it) with ``args``; False when the broker cannot take it just
+    now.
 
     Whatever asks through here has its work written in the database first, and a beat
     pass (admission, sync) finds it again: a request must not fail after its change was
     saved (a user retrying would do it twice) because the broker is away for a moment."""
+    from celery import current_app
+
     from console import busy
 
+    if isinstance(task, str):
+        if task not in current_app.tasks:
+            # A web process has not imported the apps' task modules: their autodiscovery
+            # runs on this signal (a worker's start sends it).
+            current_app.loader.import_default_modules()
+        task = current_app.tasks[task]
     try:
         task.apply_async(args, countdown=countdown)
     except Exception as error:

@@ -366,6 +366,9 @@ LOCAL_NODES = config.env_str(
 )
 # The local backend keeps each attempt's processes, workspace and logs here.
 RUNS_DIR = Path(config.env_str("RUNS_DIR") or VAR_DIR / "runs").resolve()
+# () -> ids of the workloads still running on this machine: what `make run` says outlives it
+# (named, not imported: the console imports no app)
+STILL_RUNNING = "resources.backends.local.runner.still_running"
 # Python environments `make_runtime` makes for the local backend's images (PyTorch, CPU):
 # once per machine, not per checkout (a few minutes and 4 GB each time otherwise), in a
 # folder every job's user can reach; each is made again when its recipe changes.

@@ -292,9 +292,9 @@ def _say_what_keeps_running() -> None:
 
     if settings.EXECUTION_BACKEND != "local":
         return
-    from resources.backends.local_runner import LocalRunner
+    from django.utils.module_loading import import_string
 
-    running = LocalRunner(settings.RUNS_DIR).supervised()
+    running = import_string(settings.STILL_RUNNING)()
     if running:
         say(
             f"{_attempts(len(running))} running on this machine ({', '.join(running)}); "

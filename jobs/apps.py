@@ -8,23 +8,25 @@ class JobsConfig(AppConfig):
 
     def ready(self) -> None:
         from console import hooks as console_hooks
-        from jobs import dashboard, inventory_links
+        from jobs import connections, dashboard, inventory_links
         from resources import hooks
 
         hooks.usage_providers.append(inventory_links.live_jobs_using)
         hooks.demand_providers.append(inventory_links.queued_boards_by_model)
         console_hooks.dashboard_panels.append(dashboard.my_jobs_panel)
+        console_hooks.connection_routes.append(connections.route)
 
         from jobs import hooks as job_hooks
-        from jobs.tasks import enqueue_admission
+        from jobs.backend import ask_for_admission
 
-        job_hooks.queue_listeners.append(enqueue_admission)
-        hooks.inventory_listeners.append(enqueue_admission)
+        job_hooks.queue_listeners.append(ask_for_admission)
+        hooks.inventory_listeners.append(ask_for_admission)
 
         from jobs import operations
         from jobs.execution import runs, stopping
 
         job_hooks.admission_listeners.append(runs.launch)
+        job_hooks.subtask_starters.append(runs.start)
         operations.stoppers.append(stopping.request_stop)
         operations.forgetters.append(stopping.forget)
 

@@ -21,11 +21,11 @@ from django.utils.translation import ngettext
 
 from console import limits
 from jobs.models import Job, Priority
-from jobs.queue_words import Names, say, why_never
 from jobs.scheduling import core, forecast, never_fits
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
 from jobs.scheduling.db import epoch, load, moment, sched_nodes
 from jobs.scheduling.predict import standing
+from jobs.scheduling.reason_words import Names, say, why_never
 from resources import placement
 from resources.availability import demand_of, project_pools
 from resources.models import Node, NodeSpec, ResourcePool

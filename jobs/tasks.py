@@ -7,11 +7,9 @@ from datetime import timedelta
 
 from celery import shared_task
 from celery.signals import worker_ready
-from django.db import transaction
 from django.utils import timezone
 
 from console import limits
-from console.celery import send
 from console.db import release_pool
 from console.words import counted, said
 from jobs import lifecycle
@@ -19,11 +17,6 @@ from jobs.models import Job, JobEvent, Phase
 from resources.backends.base import BackendError
 
 log = logging.getLogger(__name__)
-
-
-def enqueue_admission() -> None:
-    """Ask for a pass soon (after the current transaction commits)."""
-    transaction.on_commit(lambda: send(admit))
 
 
 def fail_overdue_resubmissions(now=None) -> list[int]:

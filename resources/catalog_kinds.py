@@ -24,7 +24,6 @@ from resources.models import (
 
 @dataclass(frozen=True)
 class Kind:
-    slug: str  # the address segment: /catalog/<slug>/
     model: type[models.Model]
     title: Promise  # plural, for headings
     singular: Promise
@@ -33,6 +32,11 @@ class Kind:
     version_model: type[models.Model] | None = None
     version_parent: str = ""  # the version's foreign key to the item
     extra_fields: tuple[str, ...] = ()  # model fields the form adds for this kind only
+
+    @property
+    def slug(self) -> str:
+        """The address segment, /catalog/<slug>/ (the model's own: its pages link to it)."""
+        return self.model.address_slug
 
     @property
     def versioned(self) -> bool:
@@ -67,7 +71,6 @@ KINDS: dict[str, Kind] = {
     kind.slug: kind
     for kind in (
         Kind(
-            "datasets",
             Dataset,
             _("Datasets"),
             _("dataset"),
@@ -77,7 +80,6 @@ KINDS: dict[str, Kind] = {
             "dataset",
         ),
         Kind(
-            "annotations",
             AnnotationSet,
             _("Annotation datasets"),
             _("annotation dataset"),
@@ -87,7 +89,6 @@ KINDS: dict[str, Kind] = {
             "annotation_set",
         ),
         Kind(
-            "algorithms",
             Algorithm,
             _("Algorithms"),
             _("algorithm"),
@@ -96,7 +97,6 @@ KINDS: dict[str, Kind] = {
             extra_fields=Algorithm.SUGGESTION_FIELDS,
         ),
         Kind(
-            "models",
             TrainedModel,
             _("Models"),
             _("model"),
@@ -111,7 +111,6 @@ KINDS: dict[str, Kind] = {
             extra_fields=("kind",),
         ),
         Kind(
-            "volumes",
             Volume,
             _("Volumes"),
             _("volume"),

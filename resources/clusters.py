@@ -16,10 +16,10 @@ from django.dispatch import receiver
 from console.sealed import Unreadable
 from resources.backends import local_backend
 from resources.backends.base import BackendError
-from resources.backends.k8s_api import Connection
-from resources.backends.k8s_check import Check
-from resources.backends.k8s_render import ClusterTarget
-from resources.backends.kubernetes import KubernetesBackend
+from resources.backends.kubernetes.api import Connection
+from resources.backends.kubernetes.backend import KubernetesBackend
+from resources.backends.kubernetes.check import Check
+from resources.backends.kubernetes.render import ClusterTarget
 from resources.models import Cluster
 
 _BACKENDS: dict[int, tuple[object, KubernetesBackend]] = {}

@@ -24,8 +24,8 @@ IMAGES = [
 
 
 def seed(log, users: dict, projects: dict, **_seeded) -> dict:
-    from resources import runtimes
-    from resources.backends.local import LocalBackend
+    from resources import runtime_images, runtimes
+    from resources.backends.local.backend import LocalBackend
     from resources.inventory import sync
     from resources.models import AcceleratorModel, Image, Node, NodeSpec, ResourcePool
 
@@ -57,7 +57,7 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
     # The local backend runs each demo image's jobs with the runtime `make_runtime` made
     # (it runs before this seed in `make run`); an admin's own choice is kept.
     for definition in runtimes.RUNTIMES:
-        for name in runtimes.attach(definition):
+        for name in runtime_images.attach(definition):
             log(f"Demo image {name}: local runtime {runtimes.default_folder(definition)}")
     fit_prechecks(log, users.get("admin"))
     if find_spec("resources.demo_catalog"):

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from resources.backends import local_runner_host as host
+from resources.backends.local import host
 
 PYTHON_VERSION = (3, 11)
 TORCH_REQUIREMENT = "torch==2.13.0"

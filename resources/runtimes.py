@@ -324,22 +324,3 @@ def path_entries(image) -> list[str]:
     ``image`` (an Image or None): its runtime's ``bin/``, or nothing."""
     runtime = getattr(image, "local_runtime", "") if image is not None else ""
     return [str(Path(runtime) / "bin")] if runtime else []
-
-
-def attach(definition: Definition, folder: Path | None = None) -> list[str]:
-    """Give ``definition``'s demo images the runtime if they have none and it is ready.
-    Returns the names of the images changed; an admin's own choice is kept."""
-    from resources.models import Image
-
-    folder = Path(folder or default_folder(definition))
-    if not is_ready(folder, definition):
-        return []
-    blank = Image.objects.filter(name__in=definition.images, local_runtime="")
-    names = sorted(blank.values_list("name", flat=True))
-    blank.update(local_runtime=str(folder))
-    return names
-
-
-def attach_to_demo_image(folder: Path | None = None) -> int:
-    """The PyTorch runtime to its demo images; how many changed."""
-    return len(attach(TORCH, folder))

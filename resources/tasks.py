@@ -11,8 +11,8 @@ from django.db import transaction
 
 from console import limits
 from resources import backends, clusters, hooks
-from resources.backends import local_prepared
 from resources.backends.base import BackendError
+from resources.backends.local import prepared as local_prepared
 from resources.inventory import SyncReport, sync
 from resources.models import Cluster
 

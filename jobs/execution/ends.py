@@ -113,9 +113,8 @@ def _settle(attempt: Attempt, status: WorkloadStatus) -> bool:
         job_running(job, attempt)  # it ran, even if it ended before a poll saw it running
         following = _next_subtask(job, attempt)
         if following is not None:
-            from jobs.execution.runs import start
-
-            start(job.pk, following)
+            for start in hooks.subtask_starters:
+                start(job.pk, following)
             return True
     # A job that ended before any poll saw it running still started (SPEC Q1 times).
     started = {}

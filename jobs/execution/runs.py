@@ -20,17 +20,18 @@ from django.utils.translation import gettext_noop
 
 from console.words import said
 from jobs import lifecycle
+from jobs.backend import attempt_backend
 from jobs.execution import ends, notes, told, workloads
 from jobs.faults import prechecks
 from jobs.models import Attempt, Job, JobEvent, JobType, Phase, SubTask, UsageSample
 from resources import clusters
 from resources.backends.base import (
     BackendError,
+    BackendUnavailable,
     UnknownWorkload,
     WorkloadState,
     WorkloadStatus,
 )
-from resources.backends.k8s_api import ApiUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +42,6 @@ FOLLOW_SECONDS = 2.0
 LAUNCH_GRACE_SECONDS = 10
 # An attempt whose submit has not finished after this long never will (its worker died).
 SUBMIT_SECONDS = 180
-
-
-def backend(attempt: Attempt | None = None):
-    """The backend an attempt runs on: its cluster's, or the local backend."""
-    return clusters.backend_of(attempt.cluster_id if attempt is not None else None)
 
 
 # --- start ---------------------------------------------------------------------------------
@@ -137,7 +133,7 @@ def _submit(attempt: Attempt, workload, runner) -> bool:
     attempt, with the reason as the job's last event."""
     try:
         runner.submit(workload)
-    except ApiUnavailable as exc:
+    except BackendUnavailable as exc:
         tries = attempt.submit_tries + 1
         Attempt.objects.filter(pk=attempt.pk).update(submit_tries=tries, reason=str(exc)[:500])
         attempt.submit_tries = tries
@@ -166,7 +162,7 @@ def _submit_again(attempt: Attempt) -> None:
     job = attempt.job
     workload = workloads.build(job, attempt.number, attempt.subtask)
     unanswered = attempt.submit_tries
-    if _submit(attempt, workload, backend(attempt)):
+    if _submit(attempt, workload, attempt_backend(attempt)):
         now = timezone.now()
         Attempt.objects.filter(pk=attempt.pk).update(submitted_at=now, reason="")
         attempt.submitted_at, attempt.reason = now, ""
@@ -233,7 +229,7 @@ def follow(attempt: Attempt, samples: dict[int, list[UsageSample]] | None = None
             _submit_again(attempt)
         return attempt.state
     try:
-        status = backend(attempt).poll(attempt.workload_id)
+        status = attempt_backend(attempt).poll(attempt.workload_id)
     except UnknownWorkload as exc:
         if attempt.stop_cause:  # deleted on our request: every process has ended
             status = WorkloadStatus(WorkloadState.STOPPED)
@@ -296,7 +292,7 @@ def _expire_if_due(attempt: Attempt) -> None:
             ),
             kind=JobEvent.Kind.WARNING,
         )
-        backend(attempt).stop(attempt.workload_id, job.graceful_shutdown_seconds)
+        attempt_backend(attempt).stop(attempt.workload_id, job.graceful_shutdown_seconds)
 
 
 def _sample(attempt: Attempt) -> list[UsageSample] | None:
@@ -318,7 +314,7 @@ def _sample(attempt: Attempt) -> list[UsageSample] | None:
             accelerator_util=s.accelerator_util,
             accelerator_memory_mib=s.accelerator_memory_mib,
         )
-        for s in backend(attempt).usage(attempt.workload_id)
+        for s in attempt_backend(attempt).usage(attempt.workload_id)
     ]
 
 
@@ -336,6 +332,6 @@ def _save_samples(samples: dict[int, list[UsageSample]]) -> None:
 
 def recover() -> int:
     """Kill orphans the backend finds and follow what is left; returns the orphans killed."""
-    found = backend().recover()  # the local backend's orphans; clusters keep their own
+    found = attempt_backend().recover()  # the local backend's orphans; clusters keep their own
     sync()
     return sum(item.killed_processes for item in found)

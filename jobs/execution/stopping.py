@@ -10,7 +10,7 @@ from django.utils.translation import gettext_noop
 from console.celery import send
 from console.words import said
 from jobs import lifecycle
-from jobs.execution.runs import backend
+from jobs.backend import stop_attempt
 from jobs.models import Attempt, Job
 from jobs.operations import NotApplicable
 
@@ -44,28 +44,14 @@ def request_stop(job: Job, user) -> bool:
 
 
 def _stop_now(attempt: Attempt, seconds: int) -> None:
-    from jobs.tasks import sync_runs
-
     stop_attempt(attempt, seconds)
-    send(sync_runs, countdown=1)
-
-
-def stop_attempt(attempt: Attempt, seconds: int) -> None:
-    """Stop an attempt's workload: on this machine at once; on a cluster through the
-    worker, since a cluster may be slow to answer, unless the broker cannot take the task
-    just now (the stop must not be lost)."""
-    from jobs.tasks import stop_workload
-
-    if attempt.cluster_id is None or not send(
-        stop_workload, attempt.workload_id, attempt.cluster_id, seconds
-    ):
-        backend(attempt).stop(attempt.workload_id, seconds)
+    send("jobs.tasks.sync_runs", countdown=1)
 
 
 def forget(job: Job) -> None:
     """A deleted job's workloads: cleaned up once its graceful time has passed."""
-    from jobs.tasks import clean_up
-
     seconds = job.graceful_shutdown_seconds + 5
     for workload, cluster in job.attempts.values_list("workload_id", "cluster_id"):
-        transaction.on_commit(lambda w=workload, c=cluster: send(clean_up, w, c, countdown=seconds))
+        transaction.on_commit(
+            lambda w=workload, c=cluster: send("jobs.tasks.clean_up", w, c, countdown=seconds)
+        )

@@ -8,8 +8,13 @@ from console import limits
 from jobs.launch_request import plan_for
 from jobs.models import Job
 from resources import identity, runtimes, storage
-from resources.backends.base import LifecycleScripts, PreparedData, ReplicaSpec, Workload
-from resources.backends.local_runner_prepare import DEFAULT_PATH
+from resources.backends.base import (
+    DEFAULT_PATH,
+    LifecycleScripts,
+    PreparedData,
+    ReplicaSpec,
+    Workload,
+)
 from resources.models import Allocation
 from resources.mounts import MountKind
 

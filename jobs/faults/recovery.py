@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy, gettext_noop
 from console import limits
 from console.words import Said, counted, said
 from jobs import hooks, lifecycle
+from jobs.backend import stop_attempt
 from jobs.faults.policy import Action, Cause, Decision, Options, classify, decide
 from jobs.models import Attempt, FaultRecord, Job, JobEvent, Phase
 from jobs.operations import release
@@ -103,7 +104,7 @@ def interrupt(
         item=check,
     )
     seconds = job.graceful_shutdown_seconds
-    transaction.on_commit(lambda: _stop(attempt, seconds))
+    transaction.on_commit(lambda: stop_attempt(attempt, seconds))
     return True
 
 
@@ -111,12 +112,6 @@ def what_happens(job: Job, cause: Cause) -> Said:
     """What an interruption for ``cause`` does to ``job`` now (resume, restart or error), in
     words without the finding: the performance and hang alerts tell the owner this."""
     return _interruption_words(job, cause, decide(options(job), cause), "")
-
-
-def _stop(attempt: Attempt, seconds: int) -> None:
-    from jobs.execution.stopping import stop_attempt
-
-    stop_attempt(attempt, seconds)
 
 
 def _interruption_words(job: Job, cause: Cause, decision: Decision, message: str) -> Said:

@@ -35,6 +35,7 @@ from django.utils.translation import gettext_lazy, gettext_noop
 from console import limits
 from console.words import counted, said
 from jobs import lifecycle
+from jobs.backend import attempt_backend
 from jobs.faults import alerts, recovery
 from jobs.faults.policy import ISOLATING, Cause
 from jobs.models import Attempt, Job, JobEvent, PerformancePolicy
@@ -80,10 +81,8 @@ def parse(text: str) -> list[tuple[float, float]]:
 def _read(attempt: Attempt, replica: str, state: dict) -> list[tuple[float, float]]:
     """The progress lines a replica wrote since the last pass; moves its offset on. A line
     not finished yet is kept for the next pass."""
-    from jobs.execution.runs import backend
-
     place = state.setdefault("logs", {}).setdefault(replica, {"at": 0, "partial": ""})
-    runner = backend(attempt)
+    runner = attempt_backend(attempt)
     text, after = runner.logs(attempt.workload_id, replica, place["at"], READ_BYTES)
     # A read may stop short of its window (the local backend ends it at a whole line), so
     # how far behind the log is comes from its size, not from a full window.

@@ -196,7 +196,7 @@ class Job(models.Model):
     queue_position = models.PositiveIntegerField(_("queue position"), null=True, blank=True)
     latest_start = models.DateTimeField(_("starts by"), null=True, blank=True)
     wait_reason = models.CharField(_("why it waits"), max_length=500, blank=True)
-    # The same reason as data (jobs/queue_words.py), worded in each reader's language.
+    # The same reason as data (jobs/scheduling/reason_words.py), worded in each reader's language.
     wait_detail = models.JSONField(null=True, blank=True)
     blockers = ArrayField(models.BigIntegerField(), default=list, blank=True)
     # The pass's reservation, given back to the next pass as a commitment.

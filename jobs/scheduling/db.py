@@ -20,7 +20,6 @@ from django.utils import timezone, translation
 from console.words import counted, said
 from jobs import lifecycle
 from jobs.models import Job, JobSpecChoice, Phase, Status
-from jobs.queue_words import Names, say, to_json
 from jobs.scheduling import core
 from jobs.scheduling.data import (
     Alternative,
@@ -30,6 +29,7 @@ from jobs.scheduling.data import (
     RunningJob,
     SchedNode,
 )
+from jobs.scheduling.reason_words import Names, say, to_json
 from resources.availability import demand_of
 from resources.capacity import NodeState
 from resources.models import Allocation, Node, NodeSpec

@@ -16,6 +16,7 @@ from django.utils import timezone
 from console import limits
 from console.words import counted, said
 from jobs import lifecycle
+from jobs.backend import attempt_backend
 from jobs.models import Job, Phase
 from jobs.terminal import access
 from resources.backends.base import BackendError
@@ -28,8 +29,6 @@ LOOK_BACK = timedelta(days=7)
 
 def discard_expired(now=None) -> list[int]:
     """Free what was kept of every job whose debugging hours are over; the jobs freed."""
-    from jobs.execution import runs
-
     now = now or timezone.now()
     hours = limits.current().debug_retention_hours
     over = now - timedelta(hours=hours)
@@ -46,7 +45,7 @@ def discard_expired(now=None) -> list[int]:
         if until is None or until > now:
             continue
         try:
-            if not runs.backend(attempt).discard_kept(attempt.workload_id):
+            if not attempt_backend(attempt).discard_kept(attempt.workload_id):
                 continue
         except BackendError as error:  # its cluster does not answer: next minute
             log.warning("could not free job %s's kept containers: %s", job.pk, error)

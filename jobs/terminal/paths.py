@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Mapping
 
-from resources.backends.local_runner_layout import job_paths
+from resources.backends.base import job_paths
 
 QUIET_SECONDS = 0.03  # held output (a possible path) is sent after this long without more
 

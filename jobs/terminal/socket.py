@@ -26,10 +26,10 @@ from console.db import run_sync
 from console.params import whole_number
 from console.words import said
 from jobs import lifecycle
+from jobs.backend import attempt_backend
 from jobs.terminal import access
 from jobs.terminal.paths import QUIET_SECONDS, PathStream
 from resources.backends.base import BackendError
-from resources.backends.local_runner_shell import end_on_terminal, set_size
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ async def handle(scope, receive, send, job_id: int, replica: str) -> None:
         return
     rows, cols = _size(scope)
     try:
-        backend = await run_sync(_backend_of, answer.attempt)
+        backend = await run_sync(attempt_backend, answer.attempt)
         # In this thread (the event loop's, which lives as long as the process): the shell
         # dies with the thread that started it (see local_runner_shell).
         shell = backend.open_shell(answer.attempt.workload_id, replica, rows, cols)
@@ -65,7 +65,7 @@ async def handle(scope, receive, send, job_id: int, replica: str) -> None:
     try:
         code = await Session(shell, scope, receive, send, answer).run()
     finally:
-        await asyncio.get_running_loop().run_in_executor(None, end_on_terminal, shell.pid, shell.fd)
+        await asyncio.get_running_loop().run_in_executor(None, shell.end)
         await run_sync(_record, answer, user, opened=False)
     if code is not None:
         await _close(send, code, str(access.WORDS.get(code, "")))
@@ -152,7 +152,7 @@ class Session:
         except (ValueError, TypeError, KeyError):
             return  # not a size: ignored, as a terminal ignores a sequence it does not know
         with contextlib.suppress(OSError):
-            set_size(self.shell.fd, rows, cols)
+            self.shell.resize(rows, cols)
 
     async def _recheck(self) -> int:
         while True:
@@ -173,12 +173,6 @@ async def _write_all(fd: int, data: bytes) -> None:
         except OSError:
             return  # the shell has gone; the output side says so
         data = data[written:]
-
-
-def _backend_of(attempt):
-    from jobs.execution import runs
-
-    return runs.backend(attempt)
 
 
 def _record(grant: access.Grant, user, *, opened: bool) -> None:

@@ -16,9 +16,8 @@ from console.words import said
 from jobs.models import DevEnvironment, Job, Tool
 from jobs.workspace import job_mounts
 from resources import identity, mounts, storage
-from resources.backends.base import ReplicaSpec, Workload
-from resources.backends.local_runner_layout import real_path
-from resources.backends.local_runner_prepare import DEFAULT_PATH
+from resources.backends.base import DEFAULT_PATH, ReplicaSpec, Workload
+from resources.clusters import backend_of
 
 # In-container paths under /workspace, which the local runner lays out in the replica's own
 # folder (only the job's user may enter it). Hidden: JupyterLab's file browser skips it.
@@ -50,8 +49,7 @@ def replica_name(tool: Tool) -> str:
 
 def socket_path(tool: Tool) -> Path:
     """Where the proxy finds the tool's socket on this machine."""
-    replica_dir = Path(settings.RUNS_DIR).resolve() / tool.workload_id / replica_name(tool)
-    return Path(real_path(SOCKET, str(replica_dir)))
+    return backend_of(None).host_path(tool.workload_id, replica_name(tool), SOCKET)
 
 
 def runtime_with(program: str, image) -> Path | None:

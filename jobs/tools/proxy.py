@@ -26,8 +26,8 @@ from console.asgi_auth import cookies_of, headers_of, same_origin, user_of
 from console.db import run_sync
 from jobs.models import Tool
 from jobs.tools import access, lab_terminal, launch, service, sockets
-from resources.backends import local_backend
 from resources.backends.base import BackendError
+from resources.clusters import backend_of
 
 log = logging.getLogger(__name__)
 # httpx says every request it makes at INFO: the proxy makes one per request it serves.
@@ -247,7 +247,7 @@ async def _terminal_folders(scope, tool: Tool) -> dict[str, str]:
     if tool.kind != Tool.Kind.JUPYTER or not lab_terminal.is_terminal(scope["path"]):
         return {}
     # Tools run on this machine's backend (the proxy reaches their sockets here).
-    backend = local_backend()
+    backend = backend_of(None)
     return await asyncio.to_thread(backend.path_names, tool.workload_id, launch.replica_name(tool))
 
 

@@ -26,8 +26,8 @@ from console.words import Said, counted, said
 from jobs import lifecycle
 from jobs.models import DevEnvironment, Job, Tool
 from jobs.tools import launch, sockets
-from resources.backends import local_backend
 from resources.backends.base import BackendError, UnknownWorkload, WorkloadState
+from resources.clusters import backend_of
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ TOUCH_SECONDS = 30
 
 
 def _backend():
-    return local_backend()
+    return backend_of(None)
 
 
 def live_tool(*, job: Job | None = None, env: DevEnvironment | None = None) -> Tool | None:
@@ -209,11 +209,9 @@ def discard(tools) -> None:
     """Tools whose job or environment is being deleted (their rows go with it): once that
     commits, their processes are killed and their folders removed. Beat could not do it
     later: it finds tools by their rows."""
-    from jobs.tasks import clean_up
-
     workloads = [tool.workload_id for tool in tools if tool.state in LIVE or tool.address]
     for workload in workloads:
-        transaction.on_commit(lambda w=workload: send(clean_up, w, None))
+        transaction.on_commit(lambda w=workload: send("jobs.tasks.clean_up", w, None))
 
 
 def forget(job: Job) -> None:

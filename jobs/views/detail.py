@@ -16,7 +16,7 @@ from jobs.faults.recovery import counts_left
 from jobs.models import FaultRecord, Job, JobPrediction, JobType, Priority
 from jobs.permissions import get_job_for_user
 from jobs.prediction import describe_blockers
-from jobs.queue_words import word_jobs
+from jobs.scheduling.reason_words import word_jobs
 from jobs.terminal import access as terminal_access
 from jobs.tools.service import live_tool
 from jobs.views.runs import log_context, usage_context

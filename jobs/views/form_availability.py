@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from console.params import whole_number
 from jobs import prediction
 from jobs.forms.job import JobForm
-from jobs.queue_words import Names, say
+from jobs.scheduling.reason_words import Names, say
 from resources import availability
 
 ROWS = 10

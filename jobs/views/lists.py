@@ -18,7 +18,7 @@ from console.ratelimit import rate_limited
 from jobs import operations
 from jobs.filtersets import JobFilter
 from jobs.models import Job, JobGroupObjectPermission, JobSpecChoice, JobType
-from jobs.queue_words import word_jobs
+from jobs.scheduling.reason_words import word_jobs
 from jobs.tables import JobTable
 
 PER_PAGE = 25

@@ -19,7 +19,7 @@ from console.ratelimit import rate_limited
 from jobs import operations
 from jobs.models import Job, JobPrediction, Priority
 from jobs.permissions import get_job_for_user
-from jobs.queue_words import word_jobs
+from jobs.scheduling.reason_words import word_jobs
 from jobs.views.lists import annotated_jobs, mark_changeable
 
 ACCURACY_DAYS = 7

@@ -11,7 +11,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from console.params import whole_number
-from jobs.execution import charts, runs
+from jobs.backend import attempt_backend
+from jobs.execution import charts
 from jobs.models import Attempt, Job
 from jobs.permissions import get_job_for_user
 from resources.backends.base import BackendError
@@ -76,7 +77,7 @@ def log_context(job: Job, request: HttpRequest) -> dict:
         "gone": False,
     }
     try:
-        backend = runs.backend(attempt)
+        backend = attempt_backend(attempt)
         size = backend.log_size(attempt.workload_id, replica["name"])
         start = max(0, size - TAIL_BYTES)
         text, offset = backend.logs(attempt.workload_id, replica["name"], start, TAIL_BYTES)
@@ -121,7 +122,7 @@ def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
     offset = _offset(request)
     live = attempt.live  # read before the log, so that the last lines are never missed
     try:
-        backend = runs.backend(attempt)
+        backend = attempt_backend(attempt)
         # An offset past the end (a hand-made address) follows from the end instead.
         offset = min(offset, backend.log_size(attempt.workload_id, replica["name"]))
         text, after = backend.logs(attempt.workload_id, replica["name"], offset, MORE_BYTES)
@@ -147,7 +148,7 @@ def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
 def job_log_download(request: HttpRequest, pk: int) -> HttpResponse:
     job, attempt, replica = _log_of(request, pk)
     try:
-        backend = runs.backend(attempt)
+        backend = attempt_backend(attempt)
         backend.log_size(attempt.workload_id, replica["name"])
     except BackendError:
         raise Http404 from None

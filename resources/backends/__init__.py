@@ -13,6 +13,6 @@ from functools import cache
 def local_backend():
     """The local backend (one instance per process). Not named ``local``: importing the
     ``local`` module below would replace a package attribute of that name."""
-    from resources.backends.local import LocalBackend
+    from resources.backends.local.backend import LocalBackend
 
     return LocalBackend()

@@ -7,9 +7,14 @@ Both the local backend and the Kubernetes backend implement :class:`Backend`.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Protocol
+
+from resources.backends import terminal
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,17 @@ class NodeInfo:
     labels: dict[str, str] = field(default_factory=dict)
 
 
+# The PATH a workload's processes start from when its image adds nothing of its own.
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
 class BackendError(Exception):
     """The backend could not answer (unreachable API, bad credentials...)."""
+
+
+class BackendUnavailable(BackendError):
+    """The backend did not answer usefully just now (down, slow, overloaded): asking again
+    later may work, unlike a refusal."""
 
 
 # --- workloads: what a backend runs ------------------------------------------------------
@@ -261,6 +275,14 @@ class Shell:
     fd: int
     folders: dict[str, str] = field(default_factory=dict)
 
+    def resize(self, rows: int, cols: int) -> None:
+        """The terminal's size, as the browser's window now has it."""
+        terminal.set_size(self.fd, rows, cols)
+
+    def end(self) -> None:
+        """Hang the terminal up and end the shell's whole session (blocks up to seconds)."""
+        terminal.end_on_terminal(self.pid, self.fd)
+
 
 class ShellUnavailable(BackendError):
     """The backend cannot open a shell in that replica (not supported, or nothing left to
@@ -272,6 +294,30 @@ class UnknownWorkload(BackendError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+PATH_BEFORE = r"(?<![\w.\-/~])"  # not inside another path or word
+PATH_AFTER = r"(?![\w.\-])"  # "/workspace/x" matches "/workspace", "/workspaces" does not
+
+
+def job_paths(text: str, folders: Mapping[str, str]) -> str:
+    """``text`` with each host folder of ``folders`` (and what lies under it) named by the
+    job's own path for it (``Shell.folders``, ``Backend.path_names``): what the local
+    backend's layout did to the paths, undone for what a job prints. A folder mapped to
+    ``/`` is a replica's, which plays the container's ``/``."""
+    if not folders:
+        return text
+    alternatives = [
+        PATH_BEFORE + re.escape(folder) + PATH_AFTER
+        for folder in sorted(folders, key=len, reverse=True)
+    ]
+
+    def named(match: re.Match) -> str:
+        path = folders[match.group(0)]
+        # "<replica>/workspace" is "/workspace", not "//workspace".
+        return "" if path == "/" and match.string.startswith("/", match.end()) else path
+
+    return re.compile("|".join(alternatives)).sub(named, text)
 
 
 class Backend(Protocol):
@@ -319,6 +365,11 @@ class Backend(Protocol):
         tool's terminal, say): a user never sees the machine's folders. Empty where they
         see the job's own paths already, as in a container."""
         return {}
+
+    def host_path(self, workload_id: str, replica: str, path: str) -> Path | None:
+        """Where ``replica``'s in-container ``path`` lives on this machine (a tool's socket
+        the proxy reaches), or None where the replica's files are not on this machine."""
+        return None
 
     def usage(self, workload_id: str) -> list[UsageSample]:
         """CPU, memory and accelerator use of each running replica."""

@@ -89,10 +89,10 @@ class CatalogItem(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def get_absolute_url(self) -> str:
-        from resources.catalog_kinds import kind_of
+    address_slug = ""  # each kind's own: its pages are at /catalog/<address_slug>/
 
-        return reverse("catalog:detail", args=[kind_of(self).slug, self.pk])
+    def get_absolute_url(self) -> str:
+        return reverse("catalog:detail", args=[self.address_slug, self.pk])
 
     def may_change(self, user) -> bool:
         """Editing and deleting: the owner and platform admins only, whatever the sharing."""
@@ -134,6 +134,8 @@ class Version(models.Model):
 
 
 class Dataset(CatalogItem, Favouritable):
+    address_slug = "datasets"  # /catalog/datasets/
+
     class Meta(CatalogItem.Meta):
         verbose_name = _("dataset")
         verbose_name_plural = _("datasets")
@@ -153,6 +155,8 @@ class DatasetVersion(Version):
 
 
 class AnnotationSet(CatalogItem):
+    address_slug = "annotations"  # /catalog/annotations/
+
     class Meta(CatalogItem.Meta):
         verbose_name = _("annotation dataset")
         verbose_name_plural = _("annotation datasets")
@@ -176,6 +180,7 @@ class AnnotationVersion(Version):
 
 
 class Algorithm(CatalogItem, Favouritable):
+    address_slug = "algorithms"  # /catalog/algorithms/
     # Its suggested launch, all optional: what the job form offers when someone picks it,
     # so that a first job in its mode gets the image, mode, nodes and command it needs.
     suggested_command = models.TextField(
@@ -224,6 +229,8 @@ class Algorithm(CatalogItem, Favouritable):
 class TrainedModel(CatalogItem, Favouritable):
     """A model to mount read-only: pretrained (platform-wide) or trained by a user."""
 
+    address_slug = "models"  # /catalog/models/
+
     class Kind(models.TextChoices):
         PRETRAINED = "pretrained", _("Pretrained")
         PRIVATE = "private", _("Trained")
@@ -249,6 +256,7 @@ class ModelVersion(Version):
 
 
 class Volume(CatalogItem):
+    address_slug = "volumes"  # /catalog/volumes/
     size_gib = models.PositiveIntegerField(_("size (GiB)"), default=10)
 
     class Meta(CatalogItem.Meta):

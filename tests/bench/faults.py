@@ -58,7 +58,7 @@ def fault_recovery():
     folder.chmod(0o711)
     with bench_database(), _worker(folder), _beat():
         from jobs import operations
-        from jobs.execution import runs
+        from jobs.backend import attempt_backend
         from jobs.models import Attempt, Job, Phase
         from resources import faults
         from resources.models import FaultKind, Node
@@ -71,7 +71,9 @@ def fault_recovery():
             Job.objects.filter(pk=job.pk).update(resume_enabled=True, max_resumes=3)
             _wait(job, [Phase.RUNNING])
             first = Attempt.objects.get(job=job)
-            _until(lambda a=first: runs.backend(a).log_size(a.workload_id, a.replicas[0]["name"]))
+            _until(
+                lambda a=first: attempt_backend(a).log_size(a.workload_id, a.replicas[0]["name"])
+            )
             node = Node.objects.get(name=first.replicas[0]["node"])
             fault = faults.inject(node, FaultKind.HEARTBEAT)
             injected = time.monotonic()
@@ -80,7 +82,7 @@ def fault_recovery():
 
             def training_again(j=job):
                 again = Attempt.objects.filter(job=j, number=2, running_at__isnull=False).first()
-                return again is not None and runs.backend(again).log_size(
+                return again is not None and attempt_backend(again).log_size(
                     again.workload_id, again.replicas[0]["name"]
                 )
 

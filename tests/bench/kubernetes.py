@@ -50,7 +50,7 @@ def _fake() -> Iterator[dict]:
 @contextlib.contextmanager
 def _counting_calls() -> Iterator[Counter]:
     """Every request the console sends, by (method, kind of path)."""
-    from resources.backends.k8s_api import Api
+    from resources.backends.kubernetes.api import Api
 
     calls: Counter = Counter()
     original = Api.request
@@ -169,8 +169,8 @@ def _running_jobs(user, project, pool, cluster, spec, count: int) -> list[str]:
 
     from jobs.execution.workloads import workload_id
     from jobs.models import Attempt, Job, Phase
-    from resources.backends.k8s_api import Api
-    from resources.backends.k8s_render import WORKLOAD_LABEL
+    from resources.backends.kubernetes.api import Api
+    from resources.backends.kubernetes.render import WORKLOAD_LABEL
     from resources.clusters import connection_of
     from resources.models import Image
 

@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from jobs.execution import runs
+from jobs.backend import attempt_backend
 from jobs.models import Job
 from resources.mounts import storage_source
 from tests.helpers import wait_until
@@ -77,7 +77,7 @@ def test_a_job_on_the_cluster_from_form_to_deletion(
     p.click("main button[type=submit]")
     p.wait_for_url(re.compile(r"/jobs/$"))
     assert not Job.objects.filter(pk=job.pk).exists()
-    logs = runs.backend(attempt).store.root / attempt.workload_id
+    logs = attempt_backend(attempt).store.root / attempt.workload_id
     expect(p.locator("#messages")).to_contain_text("已删除 on-the-cluster")
     page.shot("k8s-job-deleted-zh")
 

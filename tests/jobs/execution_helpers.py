@@ -7,6 +7,7 @@ import re
 import textwrap
 from pathlib import Path
 
+from jobs.backend import attempt_backend
 from jobs.execution import runs
 from jobs.models import Attempt, Job
 from jobs.scheduling.db import run_pass
@@ -60,7 +61,7 @@ def wait_for_phase(job: Job, *phases: str, timeout: float = 30) -> Job:
 
 def log_of(attempt: Attempt, replica: str | None = None) -> str:
     name = replica or attempt.replicas[0]["name"]
-    text, _ = runs.backend(attempt).logs(attempt.workload_id, name, 0, 1 << 20)
+    text, _ = attempt_backend(attempt).logs(attempt.workload_id, name, 0, 1 << 20)
     return text
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from console.sharing import Access
 from jobs.models import Attempt, JobDataset, Phase
-from resources.backends import local_prepared
+from resources.backends.local import prepared as local_prepared
 from resources.mounts import storage_source
 from resources.tasks import clean_prepared_data
 from tests.jobs.execution_helpers import (

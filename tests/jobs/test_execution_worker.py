@@ -16,7 +16,7 @@ import pytest
 from jobs import operations
 from jobs.models import Job, Phase
 from jobs.tasks import admit, sync_runs
-from resources.backends import local_runner_host as host
+from resources.backends.local import host
 from tests.helpers import start_worker_process, wait_until
 from tests.jobs.execution_helpers import make_job, program
 

@@ -17,7 +17,8 @@ from django.utils.formats import date_format
 from django.utils.timezone import localtime
 
 from jobs.models import JobEvent, JobType, Mode, Phase, Status, SubTask
-from resources.backends.local_runner_layout import job_folders, job_paths
+from resources.backends.base import job_paths
+from resources.backends.local.layout import job_folders
 from resources.models import Image
 from resources.mounts import storage_source
 from tests.jobs.execution_helpers import admit_and_launch, log_of, make_job, program, wait_for_phase

@@ -14,6 +14,7 @@ from datetime import timedelta
 import pytest
 
 from jobs import operations
+from jobs.backend import attempt_backend
 from jobs.execution import runs
 from jobs.models import Attempt, JobEvent, Phase, UsageSample
 from jobs.tasks import admit
@@ -71,7 +72,7 @@ def test_submit_run_log_usage_stop_delete(alice, vision, spec, cluster, fake, ce
     job = wait_for_phase(job, Phase.RUNNING)
 
     def logged():
-        text, _ = runs.backend(attempt).logs(attempt.workload_id, attempt.replicas[0]["name"])
+        text, _ = attempt_backend(attempt).logs(attempt.workload_id, attempt.replicas[0]["name"])
         return "epoch 2: loss 0.5" in text
 
     wait_until(logged, 10)
@@ -86,11 +87,11 @@ def test_submit_run_log_usage_stop_delete(alice, vision, spec, cluster, fake, ce
     operations.stop(job, alice)
     job = wait_for_phase(job, Phase.STOPPED, timeout=20)
     assert fake.get_job("ml", attempt.workload_id) is None
-    text, _ = runs.backend(attempt).logs(attempt.workload_id, attempt.replicas[0]["name"])
+    text, _ = attempt_backend(attempt).logs(attempt.workload_id, attempt.replicas[0]["name"])
     assert text.count("epoch 1: loss 0.9") == 1  # copied once, kept after the pod went
 
     operations.delete(job, alice)
-    logs_dir = runs.backend(attempt).store.root / attempt.workload_id
+    logs_dir = attempt_backend(attempt).store.root / attempt.workload_id
     wait_until(lambda: not logs_dir.exists(), 30, 0.3)
     assert fake.objects("ml", "configmaps") == []
 
@@ -102,7 +103,7 @@ def test_a_failing_pod_ends_the_job_with_its_exit_code(alice, vision, spec, clus
     attempt.refresh_from_db()
     assert attempt.exit_code == 3
     assert events(job)[-1] == f"Failed: {attempt.replicas[0]['name']} exited with code 3."
-    text, _ = runs.backend(attempt).logs(attempt.workload_id, attempt.replicas[0]["name"])
+    text, _ = attempt_backend(attempt).logs(attempt.workload_id, attempt.replicas[0]["name"])
     assert "about to fail" in text  # the last copy, taken when it ended
 
 
@@ -184,7 +185,7 @@ class TestFaultsOfTheApi:
         self, alice, vision, spec, cluster, fake
     ):
         job, [attempt] = launch(alice, vision, spec, cluster)
-        backend = runs.backend(attempt)
+        backend = attempt_backend(attempt)
         from jobs.execution import workloads
 
         workload = workloads.build(job, attempt.number, None)
@@ -238,7 +239,7 @@ def test_one_sync_pass_costs_the_same_calls_for_one_job_or_many(alice, vision, c
     assert len(admit_and_launch()) == 6
     wait_until(lambda: runs.sync() and all(
         a.state == Attempt.State.RUNNING for a in Attempt.objects.all()), 15, 0.3)  # fmt: skip
-    runs.backend(Attempt.objects.first())._snapshot.at = 0.0
+    attempt_backend(Attempt.objects.first())._snapshot.at = 0.0
     fake.reset_calls()
     runs.sync()
     lists = [c for c in fake.calls if c[0] == "GET" and "/log" not in c[1]]

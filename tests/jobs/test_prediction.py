@@ -160,7 +160,7 @@ class TestQueuePage:
 
 @pytest.mark.django_db(transaction=True)
 def test_reasons_are_worded_in_the_readers_language(client, alice, vision, cluster):
-    from jobs.queue_words import from_json, to_json
+    from jobs.scheduling.reason_words import from_json, to_json
     from jobs.scheduling.reasons import NeverFits, NoAllowedNode, Shortfall
 
     for reason in [

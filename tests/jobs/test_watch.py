@@ -11,6 +11,7 @@ import pytest
 from django.core import mail
 
 from console import limits
+from jobs.backend import attempt_backend
 from jobs.faults import watch
 from jobs.models import Attempt, JobEvent, Phase
 from jobs.tasks import watch_faults
@@ -164,7 +165,6 @@ def test_hang_reschedule_restarts_without_isolating(run_cluster, alice, vision, 
 
 
 def test_a_log_far_behind_is_skipped_to_its_end(run_cluster, alice, vision, monkeypatch):
-    from jobs.execution import runs
 
     # Small bounds, so that a small log is "huge": the pass reads one chunk, sees how far
     # behind it is, and goes on from the end instead of reading it all.
@@ -187,7 +187,7 @@ def test_a_log_far_behind_is_skipped_to_its_end(run_cluster, alice, vision, monk
     )  # fmt: skip
     name = attempt.replicas[0]["name"]
     size = 6000 * len("this iteration hardware time is 950 and e2e time is 1000 ms\n")
-    wait_until(lambda: runs.backend(attempt).log_size(attempt.workload_id, name) >= size)
+    wait_until(lambda: attempt_backend(attempt).log_size(attempt.workload_id, name) >= size)
     watch.watch()
     attempt.refresh_from_db()
     assert attempt.watch["logs"][name]["at"] >= size - 1

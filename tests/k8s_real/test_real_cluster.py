@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jobs import operations
-from jobs.execution import runs
+from jobs.backend import attempt_backend
 from jobs.models import Phase
 from resources.models import Cluster, NodeSpec
 from resources.tasks import sync_cluster
@@ -66,7 +66,7 @@ def test_a_job_runs_logs_stops_and_leaves_nothing(alice, vision, cluster, celery
     [attempt] = admit_and_launch()
     job = wait_for_phase(job, Phase.RUNNING, timeout=TIMEOUT)
     replica = attempt.replicas[0]["name"]
-    backend = runs.backend(attempt)
+    backend = attempt_backend(attempt)
     wait_until(
         lambda: f"hello from {job.name}" in backend.logs(attempt.workload_id, replica)[0], 60, 1
     )

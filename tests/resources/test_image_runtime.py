@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from resources import runtimes
+from resources import runtime_images, runtimes
 from resources.models import Image
 from tests.resources.factories import ImageFactory
 
@@ -71,12 +71,12 @@ def test_the_demo_image_gets_a_ready_runtime_once(tmp_path):
     folder = python_env(tmp_path / "torch-cpu")
     demo = ImageFactory(name=runtimes.DEMO_IMAGE, local_runtime="")
     chosen = ImageFactory(name="other", local_runtime="/elsewhere")
-    assert runtimes.attach_to_demo_image(folder) == 0  # not stamped: half made
+    assert runtime_images.attach_to_demo_image(folder) == 0  # not stamped: half made
     (folder / runtimes.STAMP).write_text("torch-cpu from-an-older-recipe\n")
-    assert runtimes.attach_to_demo_image(folder) == 0  # made for another recipe: made again
+    assert runtime_images.attach_to_demo_image(folder) == 0  # made for another recipe: made again
     (folder / runtimes.STAMP).write_text(f"{runtimes.stamp_line(runtimes.TORCH)}\n")
-    assert runtimes.attach_to_demo_image(folder) == 1
-    assert runtimes.attach_to_demo_image(tmp_path / "another") == 0
+    assert runtime_images.attach_to_demo_image(folder) == 1
+    assert runtime_images.attach_to_demo_image(tmp_path / "another") == 0
     demo.refresh_from_db()
     chosen.refresh_from_db()
     assert (demo.local_runtime, chosen.local_runtime) == (str(folder), "/elsewhere")
@@ -90,7 +90,7 @@ def test_each_demo_image_gets_its_own_runtime(tmp_path):
     for name in ("pytorch-2", "notebook", "tensorflow-2", "deepspeed"):
         ImageFactory(name=name, local_runtime="")
     for definition in runtimes.RUNTIMES:
-        runtimes.attach(definition, made[definition.name])
+        runtime_images.attach(definition, made[definition.name])
     chosen = dict(Image.objects.values_list("name", "local_runtime"))
     assert chosen == {
         "pytorch-2": str(made["torch-cpu"]), "notebook": str(made["torch-cpu"]),

@@ -11,10 +11,9 @@ import time
 import pytest
 
 from resources.backends.base import ShellUnavailable
-from resources.backends.k8s_api import Connection
-from resources.backends.k8s_render import ClusterTarget
-from resources.backends.kubernetes import KubernetesBackend
-from resources.backends.local_runner_shell import end_on_terminal, set_size
+from resources.backends.kubernetes.api import Connection
+from resources.backends.kubernetes.backend import KubernetesBackend
+from resources.backends.kubernetes.render import ClusterTarget
 from tests.resources.k8s_fake import HAVE_CRDS, FakeKubernetes, node
 from tests.resources.test_k8s_fake import running
 
@@ -62,7 +61,7 @@ def test_a_shell_in_the_replicas_container_runs_commands_and_follows_the_window(
         assert "42" in shown
         pod = api.objects("ml", "pods")[0]["metadata"]["name"]
         assert str(api.workdirs / pod) in shown  # the pod's own working folder
-        set_size(shell.fd, 40, 120)  # the page's window grows: the container's terminal too
+        shell.resize(40, 120)  # the page's window grows: the container's terminal too
         time.sleep(0.8)
         os.write(shell.fd, b"stty size\n")
         read_until(shell.fd, r"[\r\n]40 120\r?\n")
@@ -71,7 +70,7 @@ def test_a_shell_in_the_replicas_container_runs_commands_and_follows_the_window(
         _, status = wait_for_exit(shell.pid)
         assert os.waitstatus_to_exitcode(status) == 3  # the shell's own exit status
     finally:
-        end_on_terminal(shell.pid, shell.fd)
+        shell.end()
     exec_calls = [p for p in api.requests if "/exec?" in p]
     assert (
         len(exec_calls) == 1 and "tty=true" in exec_calls[0] and "container=main" in exec_calls[0]
@@ -105,4 +104,4 @@ def test_a_refusal_of_the_api_server_is_said_in_the_terminal(api):
             "shell in pods (create pods/exec: 403)"
         ) in shown
     finally:
-        end_on_terminal(shell.pid, shell.fd)
+        shell.end()

@@ -384,9 +384,9 @@ def test_metrics_of_running_pods(api):
 
 
 def test_the_consoles_connection_test_reads_it(api):
-    from resources.backends.k8s_api import Connection
-    from resources.backends.k8s_render import ClusterTarget
-    from resources.backends.kubernetes import KubernetesBackend
+    from resources.backends.kubernetes.api import Connection
+    from resources.backends.kubernetes.backend import KubernetesBackend
+    from resources.backends.kubernetes.render import ClusterTarget
 
     backend = KubernetesBackend(
         Connection("token", server=api.url, token=api.token), ClusterTarget(namespace="ml")
@@ -408,9 +408,9 @@ def test_it_runs_alone_with_many_running_jobs():
     import sys
 
     from resources.backends.base import WorkloadState
-    from resources.backends.k8s_api import Connection
-    from resources.backends.k8s_render import ClusterTarget
-    from resources.backends.kubernetes import KubernetesBackend
+    from resources.backends.kubernetes.api import Connection
+    from resources.backends.kubernetes.backend import KubernetesBackend
+    from resources.backends.kubernetes.render import ClusterTarget
 
     command = [
         sys.executable,
@@ -438,9 +438,9 @@ def test_it_runs_alone_with_many_running_jobs():
 
 
 def test_the_backend_starts_its_lists_over_after_a_compaction(api):
-    from resources.backends.k8s_api import Connection
-    from resources.backends.k8s_render import ClusterTarget
-    from resources.backends.kubernetes import KubernetesBackend
+    from resources.backends.kubernetes.api import Connection
+    from resources.backends.kubernetes.backend import KubernetesBackend
+    from resources.backends.kubernetes.render import ClusterTarget
 
     backend = KubernetesBackend(
         Connection("token", server=api.url, token=api.token), ClusterTarget(namespace="ml")

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from console import sealed
 from resources.backends.base import ReplicaState, WorkloadState
-from resources.backends.k8s_logs import LogStore
-from resources.backends.k8s_status import workload_status
+from resources.backends.kubernetes.logs import LogStore
+from resources.backends.kubernetes.status import workload_status
 
 
 def pod(task: str, phase: str = "Running", **state) -> dict:

@@ -17,11 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes import client
 
-from resources.backends import kubernetes as k8s
 from resources.backends.base import BackendError, NodeInfo
-from resources.backends.k8s_api import Connection
-from resources.backends.kubernetes import KubernetesBackend as Backend
-from resources.backends.kubernetes import node_info, parse_quantity
+from resources.backends.kubernetes import backend as k8s
+from resources.backends.kubernetes.api import Connection
+from resources.backends.kubernetes.backend import KubernetesBackend as Backend
+from resources.backends.kubernetes.backend import node_info, parse_quantity
 from tests.resources.k8s_fake import FakeKubernetes, node, node_list
 
 A100_LABELS = {

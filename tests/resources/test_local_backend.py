@@ -1,7 +1,7 @@
 import pytest
 
 from console.config import ConfigError
-from resources.backends.local import LocalBackend, parse_nodes
+from resources.backends.local.backend import LocalBackend, parse_nodes
 
 
 def test_parse_full_syntax():

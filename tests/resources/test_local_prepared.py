@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from resources.backends import local_prepared as prepared
+from resources.backends.local import prepared
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from resources.backends.base import (
     Workload,
     WorkloadState,
 )
-from resources.backends.local import LocalBackend
+from resources.backends.local.backend import LocalBackend
 from tests.helpers import wait_until
 from tests.resources.test_local_runner_helpers import elapsed, replica, running
 
@@ -347,7 +347,7 @@ class WorkerDied(BaseException):
 def test_a_workload_abandoned_mid_submit_is_started_once(runs, monkeypatch, found_by):
     import os
 
-    from resources.backends import local_runner
+    from resources.backends.local import runner as local_runner
 
     outputs = runs.folder("out/job-0")
     workload = single(

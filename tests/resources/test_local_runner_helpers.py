@@ -17,9 +17,9 @@ from pathlib import Path
 
 import psutil
 
-from resources.backends import local_runner_host as host
 from resources.backends.base import ReplicaSpec, Workload, WorkloadStatus
-from resources.backends.local_runner import LocalRunner
+from resources.backends.local import host
+from resources.backends.local.runner import LocalRunner
 from tests.helpers import wait_until
 
 

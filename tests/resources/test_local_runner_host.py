@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from resources.backends.local_runner_host import read_json, write_json
+from resources.backends.local.host import read_json, write_json
 
 
 def test_threads_of_one_process_write_the_same_file_at_once(tmp_path):

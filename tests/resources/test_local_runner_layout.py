@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from resources.backends.base import ReplicaSpec, Workload
-from resources.backends.local_runner_layout import (
+from resources.backends.local.layout import (
     boards_env,
     host_map,
     local_hostfile,
@@ -15,8 +15,8 @@ from resources.backends.local_runner_layout import (
     replica_address,
     rewritten_paths,
 )
-from resources.backends.local_runner_logs import without_partial_character
-from resources.backends.local_runner_prepare import check_workload
+from resources.backends.local.logs import without_partial_character
+from resources.backends.local.prepare import check_workload
 
 DIR = "/runs/job-1-1/job-worker-1"
 PATHS = rewritten_paths(["/etc/mpi/hostfile", "/job/hostfile"], ["/workspace/outputs", "/data"])

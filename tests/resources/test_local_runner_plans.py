@@ -14,9 +14,9 @@ import textwrap
 import pytest
 
 from jobs.launch import LaunchRequest, plan, port_for
-from resources.backends import local_runner_host as host
 from resources.backends.base import ReplicaSpec, Workload, WorkloadState
-from resources.backends.local_runner import PROJECT_ROOT
+from resources.backends.local import host
+from resources.backends.local.runner import PROJECT_ROOT
 from tests.helpers import wait_until
 from tests.resources.test_local_runner_helpers import (
     Mounted,
@@ -221,7 +221,7 @@ SUBMITTER = """
 import sys, time
 from pathlib import Path
 from resources.backends.base import ReplicaSpec, Workload
-from resources.backends.local_runner import LocalRunner
+from resources.backends.local.runner import LocalRunner
 replicas = tuple(
     ReplicaSpec(name=f"orphan-worker-{i}", role="worker", index=i,
                 argv=("bash", "-c", "sleep 60 & sleep 60; wait"))

@@ -4,7 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError
 
-from resources import runtimes
+from resources import runtime_images, runtimes
 
 
 class Command(BaseCommand):
@@ -54,7 +54,7 @@ class Command(BaseCommand):
 
     def attach(self, definition: runtimes.Definition, result: runtimes.Result) -> None:
         try:
-            attached = runtimes.attach(definition, result.folder)
+            attached = runtime_images.attach(definition, result.folder)
         except DatabaseError:
             # No tables yet (run before migrate): seed_demo attaches it once they exist.
             return

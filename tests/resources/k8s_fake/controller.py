@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from resources.backends.k8s_nodes import parse_quantity
+from resources.backends.kubernetes.nodes import parse_quantity
 from tests.resources.k8s_fake import objects
 from tests.resources.k8s_fake.objects import stamp
 from tests.resources.k8s_fake.script import PodLife, Script

@@ -52,11 +52,8 @@ import uuid
 from functools import cached_property
 from pathlib import Path
 
-from resources.backends import local_runner_host as host
-from resources.backends import local_runner_isolation as isolation
-from resources.backends import local_runner_logs as output
-from resources.backends import local_runner_shell as shells
 from resources.backends.base import (
+    DEFAULT_PATH,
     BackendError,
     Note,
     RecoveredWorkload,
@@ -68,20 +65,22 @@ from resources.backends.base import (
     WorkloadState,
     WorkloadStatus,
 )
-from resources.backends.local_runner_layout import FOLDER_NAME, SHELL_SAFE_PATH
-from resources.backends.local_runner_prepare import (
-    DEFAULT_PATH,
+from resources.backends.local import host, isolation
+from resources.backends.local import logs as output
+from resources.backends.local import shell as shells
+from resources.backends.local.layout import FOLDER_NAME, SHELL_SAFE_PATH
+from resources.backends.local.prepare import (
     REPLICA_NAME,
     check_workload,
     lay_out,
     pending_state,
     prepare_sources,
 )
-from resources.backends.local_runner_usage import sample_usage
+from resources.backends.local.usage import sample_usage
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 SUBMIT_TIMEOUT = 120  # a workload still without a supervisor after this was never started
 # A laid-out workload whose supervisor was not started this long after: its submitter died
 # (a supervisor's starter writes supervisor.json within a second of being asked).
@@ -208,7 +207,7 @@ class LocalRunner:
         }
         with open(folder / "supervisor.log", "ab") as log:
             starter = subprocess.Popen(
-                [sys.executable, "-m", "resources.backends.local_runner_supervisor", str(folder)],
+                [sys.executable, "-m", "resources.backends.local.supervisor", str(folder)],
                 cwd=folder,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -464,3 +463,11 @@ def _process(pid: int):
         return psutil.Process(pid)
     except psutil.Error:
         return None
+
+
+def still_running() -> list[str]:
+    """Ids of the workloads this machine's supervisors look after now (settings.STILL_RUNNING:
+    what `make run` says keeps running after it stops)."""
+    from django.conf import settings
+
+    return LocalRunner(settings.RUNS_DIR).supervised()

@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from resources.backends import k8s_steps
 from resources.backends.base import ReplicaSpec, Workload
+from resources.backends.kubernetes import steps as k8s_steps
 
 API_VERSION = "batch.volcano.sh/v1alpha1"
 HOSTNAME_LABEL = "kubernetes.io/hostname"

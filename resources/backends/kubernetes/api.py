@@ -30,14 +30,14 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
-from resources.backends.base import BackendError
+from resources.backends.base import BackendError, BackendUnavailable
 
 logger = logging.getLogger(__name__)
 
 TIMEOUT_SECONDS = 10
 
 
-class ApiUnavailable(BackendError):
+class ApiUnavailable(BackendUnavailable):
     """The API did not answer usefully now (down, slow, 5xx, 429): try again later."""
 
 

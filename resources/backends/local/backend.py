@@ -22,7 +22,8 @@ from resources.backends.base import (
     Workload,
     WorkloadStatus,
 )
-from resources.backends.local_runner import LocalRunner
+from resources.backends.local.layout import real_path
+from resources.backends.local.runner import LocalRunner
 
 NODE_PATTERN = re.compile(
     r"^(?P<name>[a-z0-9]([-a-z0-9]*[a-z0-9])?)"
@@ -127,6 +128,9 @@ class LocalBackend:
 
     def path_names(self, workload_id: str, replica: str) -> dict[str, str]:
         return self.runner.path_names(workload_id, replica)
+
+    def host_path(self, workload_id: str, replica: str, path: str) -> Path:
+        return Path(real_path(path, str(self.runner.root / workload_id / replica)))
 
     def usage(self, workload_id: str) -> list[UsageSample]:
         return self.runner.usage(workload_id)

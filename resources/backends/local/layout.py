@@ -26,6 +26,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 
+from resources.backends.base import PATH_AFTER, PATH_BEFORE
+
 WORKSPACE = "/workspace"
 LOCALHOST = "localhost"
 
@@ -42,9 +44,7 @@ FOLDER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 # Paths we put into commands must survive a ``bash -c "..."`` unquoted.
 SHELL_SAFE_PATH = re.compile(r"/[A-Za-z0-9_./-]*")
 
-_PATH_BEFORE = r"(?<![\w.\-/~])"  # not inside another path or word
 _NAME_BEFORE = r"(?<![\w.\-])"  # "http://host:80" and "user@host" are host names
-_PATH_AFTER = r"(?![\w.\-])"  # "/workspace/x" matches "/workspace", "/workspaces" does not
 _NAME_AFTER = r"(?![\w\-]|\.[A-Za-z0-9])"  # "host.sub" is another name (an alias, if any)
 
 
@@ -78,7 +78,7 @@ def localize(text: str, *, replica_dir: str, paths: Iterable[str], hosts: Mappin
     ``replica_dir``, and each host name of ``hosts`` replaced by its address, in one pass."""
     replacements = {path: real_path(path, replica_dir) for path in paths}
     alternatives = [
-        _PATH_BEFORE + re.escape(path) + _PATH_AFTER
+        PATH_BEFORE + re.escape(path) + PATH_AFTER
         for path in sorted(replacements, key=len, reverse=True)
     ]
     alternatives += [
@@ -90,25 +90,6 @@ def localize(text: str, *, replica_dir: str, paths: Iterable[str], hosts: Mappin
     replacements.update(hosts)
     pattern = re.compile("|".join(alternatives))
     return pattern.sub(lambda match: replacements[match.group(0)], text)
-
-
-def job_paths(text: str, folders: Mapping[str, str]) -> str:
-    """``text`` with each host folder of ``folders`` (and what lies under it) named by the
-    job's own path for it: what :func:`localize` did to the paths, undone for what a job
-    prints. A folder mapped to ``/`` is a replica's, which plays the container's ``/``."""
-    if not folders:
-        return text
-    alternatives = [
-        _PATH_BEFORE + re.escape(folder) + _PATH_AFTER
-        for folder in sorted(folders, key=len, reverse=True)
-    ]
-
-    def named(match: re.Match) -> str:
-        path = folders[match.group(0)]
-        # "<replica>/workspace" is "/workspace", not "//workspace".
-        return "" if path == "/" and match.string.startswith("/", match.end()) else path
-
-    return re.compile("|".join(alternatives)).sub(named, text)
 
 
 IMAGE_PREFIX = "/usr/local"  # where an image's own Python lives, as a container shows it

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from resources.backends.local_runner_host import read_json
-from resources.backends.local_runner_layout import job_folders, job_paths
-from resources.backends.local_runner_prepare import DEFAULT_PATH
+from resources.backends.base import DEFAULT_PATH, job_paths
+from resources.backends.local.host import read_json
+from resources.backends.local.layout import job_folders
 
 
 def path_names(folder: Path, replica: str) -> dict[str, str]:

@@ -30,9 +30,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from resources.backends import local_prepared
-from resources.backends.local_runner_host import read_json, reaped, signal_group
-from resources.backends.local_runner_layout import job_folders, job_paths, real_path
+from resources.backends.base import job_paths
+from resources.backends.local import prepared as local_prepared
+from resources.backends.local.host import read_json, reaped, signal_group
+from resources.backends.local.layout import job_folders, real_path
 
 PROGRESS_NOTE_SECONDS = 15.0  # between two progress notes of one copy
 TICK = 0.05
@@ -264,7 +265,7 @@ def _last_line(supervisor, script: Script) -> str:
 
 def _job_words(supervisor, replica, text: str) -> str:
     """``text`` with this machine's folders named as the job knows them (/workspace/...)."""
-    from resources.backends.local_runner_prepare import DEFAULT_PATH
+    from resources.backends.base import DEFAULT_PATH
 
     record = read_json(supervisor.folder / "workload.json") or {}
     folders = job_folders(record, str(supervisor.folder), replica.name, DEFAULT_PATH)

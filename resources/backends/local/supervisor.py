@@ -1,4 +1,4 @@
-"""The supervisor of one local workload: ``python -m resources.backends.local_runner_supervisor
+"""The supervisor of one local workload: ``python -m resources.backends.local.supervisor
 <workload folder>``, started by :class:`LocalRunner.submit` and gone when the workload ends.
 
 Why a process of its own: the console's workers must never wait for a job (stop waits out a
@@ -24,15 +24,15 @@ import sys
 import time
 from pathlib import Path
 
-from resources.backends import local_runner_steps as steps
-from resources.backends.local_runner_host import (
+from resources.backends.local import steps
+from resources.backends.local.host import (
     identity,
     read_json,
     reaped,
     signal_group,
     write_json,
 )
-from resources.backends.local_runner_isolation import isolate
+from resources.backends.local.isolation import isolate
 
 TICK = 0.05  # seconds between looks at the replicas: a stop is acted on within this
 KILL_WAIT = 5.0  # after SIGKILL, how long a process stuck in the kernel may delay the end

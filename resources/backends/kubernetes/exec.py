@@ -1,6 +1,6 @@
 """The debug terminal's shell in a Kubernetes replica (SPEC J20): the API's ``pods/exec``.
 
-:func:`open_shell` starts ``python -m resources.backends.k8s_exec`` on a new terminal (a PTY
+:func:`open_shell` starts ``python -m resources.backends.kubernetes.exec`` on a new terminal (a PTY
 whose master the caller keeps), as the local backend starts its shell program, so the
 terminal's WebSocket treats both alike. That program reads what to enter from a pipe (the
 cluster's connection, credentials included, never on its command line or in its
@@ -28,7 +28,7 @@ import tty
 from urllib.parse import quote
 
 from resources.backends.base import Shell
-from resources.backends.local_runner_shell import die_with_parent, start_on_terminal
+from resources.backends.terminal import die_with_parent, start_on_terminal
 
 # bash where the image has it (the shell users expect), else the POSIX shell.
 COMMAND = ["/bin/sh", "-c", "command -v bash >/dev/null 2>&1 && exec bash -i || exec sh -i"]
@@ -47,7 +47,7 @@ def open_shell(connection, namespace: str, pod: str, container: str, rows: int, 
     reader, writer = os.pipe()
     try:
         pid, master = start_on_terminal(
-            ["resources.backends.k8s_exec", str(reader)], rows, cols, pass_fds=(reader,)
+            ["resources.backends.kubernetes.exec", str(reader)], rows, cols, pass_fds=(reader,)
         )
     finally:
         os.close(reader)
@@ -103,7 +103,7 @@ def _why(error: Exception) -> str:
 def main(pipe_fd: int) -> int:
     from kubernetes.stream.ws_client import WSClient
 
-    from resources.backends.k8s_api import Connection, _configuration
+    from resources.backends.kubernetes.api import Connection, _configuration
 
     with os.fdopen(pipe_fd) as pipe:
         what = json.loads(pipe.read())

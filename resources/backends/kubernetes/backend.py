@@ -25,7 +25,6 @@ from pathlib import Path
 
 import kubernetes_validate
 
-from resources.backends import k8s_render
 from resources.backends.base import (
     BackendError,
     NodeInfo,
@@ -36,7 +35,8 @@ from resources.backends.base import (
     Workload,
     WorkloadStatus,
 )
-from resources.backends.k8s_api import (
+from resources.backends.kubernetes import render as k8s_render
+from resources.backends.kubernetes.api import (
     TIMEOUT_SECONDS,
     Api,
     ApiAnswer,
@@ -44,11 +44,11 @@ from resources.backends.k8s_api import (
     ApiUnavailable,
     Connection,
 )
-from resources.backends.k8s_logs import LIMIT_BYTES, LogStore
-from resources.backends.k8s_nodes import PAGE_SIZE, node_info, parse_quantity
-from resources.backends.k8s_render import WORKLOAD_LABEL, ClusterTarget
-from resources.backends.k8s_schema import crd_schema, problems
-from resources.backends.k8s_status import TASK_LABEL, workload_status
+from resources.backends.kubernetes.logs import LIMIT_BYTES, LogStore
+from resources.backends.kubernetes.nodes import PAGE_SIZE, node_info, parse_quantity
+from resources.backends.kubernetes.render import WORKLOAD_LABEL, ClusterTarget
+from resources.backends.kubernetes.schema import crd_schema, problems
+from resources.backends.kubernetes.status import TASK_LABEL, workload_status
 
 __all__ = ["KubernetesBackend", "node_info", "parse_quantity"]
 
@@ -147,7 +147,7 @@ class KubernetesBackend:
 
     def check(self):
         """The connection test (k8s_check)."""
-        from resources.backends.k8s_check import check
+        from resources.backends.kubernetes.check import check
 
         return check(self)
 
@@ -322,7 +322,7 @@ class KubernetesBackend:
     def _gpu_metrics(self) -> dict[str, tuple[float | None, float | None]]:
         """Per pod: (GPU use %, GPU memory MiB) from the DCGM exporter, via Prometheus; asked
         once for every pod of the namespace, like the pod metrics."""
-        from resources.backends.k8s_prometheus import gpu_use
+        from resources.backends.kubernetes.prometheus import gpu_use
 
         at, gpus = self._gpus
         if time.monotonic() - at > METRICS_SECONDS:
@@ -387,6 +387,9 @@ class KubernetesBackend:
     def path_names(self, workload_id: str, replica: str) -> dict[str, str]:
         return {}  # a pod sees the job's own paths: nothing to translate
 
+    def host_path(self, workload_id: str, replica: str, path: str) -> None:
+        return None  # a pod's files are on its node, not here
+
     def _store(self) -> LogStore:
         if self.store is None:
             raise BackendError("this cluster keeps no logs (no log folder configured)")
@@ -434,7 +437,7 @@ class KubernetesBackend:
 
     def open_shell(self, workload_id: str, replica: str, rows: int, cols: int):
         """A shell in the replica's container through the API's ``pods/exec`` (k8s_exec)."""
-        from resources.backends import k8s_exec
+        from resources.backends.kubernetes import exec as k8s_exec
 
         pods = [p for p in self._fresh().pods.get(workload_id, []) if _task(p) == replica]
         running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]

@@ -14,8 +14,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from resources.backends import local_runner_host as host
 from resources.backends.base import UsageSample
+from resources.backends.local import host
 
 
 def sample_usage(folder: Path, replicas: list[dict]) -> list[UsageSample]:

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from resources.backends.base import BackendError
-from resources.backends.k8s_api import ApiAnswer, ApiRefused
+from resources.backends.kubernetes.api import ApiAnswer, ApiRefused
 
 if TYPE_CHECKING:
-    from resources.backends.kubernetes import KubernetesBackend
+    from resources.backends.kubernetes.backend import KubernetesBackend
 
 VOLCANO = "/apis/batch.volcano.sh/v1alpha1"
 

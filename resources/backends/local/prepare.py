@@ -10,9 +10,9 @@ import re
 from functools import partial
 from pathlib import Path
 
-from resources.backends import local_runner_host as host
-from resources.backends.base import BackendError, Workload
-from resources.backends.local_runner_layout import (
+from resources.backends.base import DEFAULT_PATH, BackendError, Workload
+from resources.backends.local import host
+from resources.backends.local.layout import (
     FOLDER_NAME,
     MAX_REPLICAS,
     PEER_PORT,
@@ -29,7 +29,6 @@ from resources.backends.local_runner_layout import (
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 REPLICA_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 OUTPUTS = f"{WORKSPACE}/outputs"
 

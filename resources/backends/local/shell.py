@@ -1,6 +1,6 @@
 """The debug terminal's shell in a local replica (SPEC J20), and what is kept for it.
 
-:func:`open_shell` starts ``python -m resources.backends.local_runner_shell <folder> <replica>``
+:func:`open_shell` starts ``python -m resources.backends.local.shell <folder> <replica>``
 on a new terminal (a PTY whose master the caller keeps). That small program, as the
 replica's own processes are started by the supervisor, takes the terminal as its controlling
 one, enters a mount namespace made from the replica's isolation plan in ``launch.json`` (the
@@ -11,7 +11,7 @@ more, and cannot touch other users' jobs.
 
 It is not a replica process: it carries no marker variable, so the runner's orphan hunt and
 usage sampling leave it alone; whoever opened it ends it (closing the master hangs the
-terminal up, then its session is killed: :func:`end_on_terminal`). It asks the kernel to kill
+terminal up, then its session is killed: ``Shell.end``). It asks the kernel to kill
 it should the web process that opened it die.
 
 :func:`discard_kept` frees an ended workload's replica folders (workspace, home, tmp) once
@@ -22,39 +22,24 @@ Imports nothing of the console but the runner's host helpers: the program runs o
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import fcntl
 import logging
 import os
 import shutil
 import signal
-import struct
-import subprocess
 import sys
 import termios
-import time
 from pathlib import Path
 
-import psutil
-
 from resources.backends.base import Shell, ShellUnavailable
-from resources.backends.local_runner_host import MARKER, read_json
-from resources.backends.local_runner_isolation import isolate
-from resources.backends.local_runner_prepare import DEFAULT_PATH
+from resources.backends.local.host import MARKER, read_json
+from resources.backends.local.isolation import isolate
+from resources.backends.terminal import die_with_parent, start_on_terminal
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-PR_SET_PDEATHSIG = 1
 DISCARDED = ".discarded"  # in the workload folder: its replicas' scratch is gone
 SCRATCH = ("workspace", "home", "tmp")
 
 log = logging.getLogger(__name__)
-
-
-def set_size(fd: int, rows: int, cols: int) -> None:
-    """The terminal's size, as the browser's window now has it."""
-    rows, cols = max(1, min(rows, 1000)), max(1, min(cols, 1000))
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
 
 def open_shell(folder: Path, replica: str, rows: int, cols: int, folders: dict[str, str]) -> Shell:
@@ -67,67 +52,9 @@ def open_shell(folder: Path, replica: str, rows: int, cols: int, folders: dict[s
     if not any(spec["name"] == replica for spec in launch["replicas"]):
         raise ShellUnavailable(f"the job has no node {replica}")
     pid, master = start_on_terminal(
-        ["resources.backends.local_runner_shell", str(folder), replica], rows, cols
+        ["resources.backends.local.shell", str(folder), replica], rows, cols
     )
     return Shell(pid=pid, fd=master, folders=folders)
-
-
-def start_on_terminal(
-    module_args: list[str], rows: int, cols: int, pass_fds: tuple[int, ...] = ()
-) -> tuple[int, int]:
-    """``python -m <module_args>`` leading a session of its own on a new terminal of
-    ``rows`` x ``cols``: (its pid, the terminal's master, non-blocking). The caller reaps it
-    (os.waitpid); the program makes the terminal its controlling one (TIOCSCTTY)."""
-    master, slave = os.openpty()
-    try:
-        set_size(slave, rows, cols)
-        process = subprocess.Popen(
-            [sys.executable, "-m", *module_args],
-            stdin=slave, stdout=slave, stderr=slave, cwd="/", pass_fds=pass_fds,
-            env={"PATH": os.environ.get("PATH", DEFAULT_PATH), "PYTHONPATH": str(PROJECT_ROOT)},
-            start_new_session=True,  # its own session: the terminal becomes its controlling one
-        )  # fmt: skip
-    except BaseException:
-        os.close(master)
-        raise
-    finally:
-        os.close(slave)
-    # The caller reaps it (os.waitpid); subprocess must not reap it behind its back.
-    process.returncode = 0
-    os.set_blocking(master, False)
-    return process.pid, master
-
-
-def end_on_terminal(pid: int, fd: int) -> None:
-    """The end of what :func:`start_on_terminal` started: hang the terminal up, kill the
-    program's session (a shell's background jobs' groups too) and reap the program, so no
-    process or zombie is left."""
-    with contextlib.suppress(OSError):
-        os.close(fd)
-    for process in psutil.process_iter():
-        with contextlib.suppress(psutil.Error, OSError):
-            if process.pid != pid and os.getsid(process.pid) == pid:
-                process.kill()
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if done:
-            return
-        time.sleep(0.02)
-    log.warning("terminal program %s did not end on SIGKILL", pid)
-
-
-def die_with_parent() -> None:
-    """The terminal's program is killed when the web process that started it dies (asked
-    after any identity change, which would clear it); ends at once if that is already so."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() == 1:
-        os._exit(1)
 
 
 def discard_kept(folder: Path) -> bool:
