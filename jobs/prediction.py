@@ -21,7 +21,7 @@ from django.utils.translation import ngettext
 
 from console import limits
 from jobs.models import Job, Priority
-from jobs.scheduling import core, forecast, never_fits
+from jobs.scheduling import core, forecast, never_fits, passes
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
 from jobs.scheduling.db import epoch, load, moment, sched_nodes
 from jobs.scheduling.predict import standing
@@ -127,7 +127,7 @@ def current_plan() -> Plan:
         # Admission's own pass when it is quick; on a long queue, the last pass's plan
         # booked again as it stood, and only the jobs submitted since searched for.
         exact = len(state.queue) <= EXACT_QUEUE
-        make = core.schedule if exact else core.replay
+        make = passes.schedule if exact else passes.replay
         schedule = make(state.nodes, state.running, state.queue, state.now, state.committed)
         plan = Plan(schedule, snapshot, last, time.monotonic(), timezone.now(), exact)
         with _lock:

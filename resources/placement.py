@@ -8,7 +8,7 @@ names pick nodes themselves (shared ones, or of pools the project may use); a dr
 version keeps the nodes that have it. Capacity comes second (:mod:`resources.capacity`).
 
 Plain data in, plain data out, no ORM. The scheduler restates the capacity part on
-bitmasks for speed (``jobs.scheduling.profile.fit``); property tests hold the two equal.
+bitmasks for speed (``jobs.scheduling.node_fit.fit``); property tests hold the two equal.
 """
 
 from __future__ import annotations

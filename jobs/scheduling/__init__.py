@@ -4,16 +4,7 @@ Pure: plain data in, decisions out (no ORM, settings, I/O or clock). See :mod:`.
 the algorithm and why a reservation's start is a real latest start.
 """
 
-from jobs.scheduling.core import (
-    BUDGET,
-    OVERDUE,
-    Schedule,
-    admit,
-    order,
-    plan,
-    replay,
-    schedule,
-)
+from jobs.scheduling.core import BUDGET, OVERDUE, Schedule, order
 from jobs.scheduling.data import (
     NORMAL,
     URGENT,
@@ -28,6 +19,7 @@ from jobs.scheduling.data import (
     SchedNode,
     Suggestion,
 )
+from jobs.scheduling.passes import admit, plan, replay, schedule
 from jobs.scheduling.predict import forecast, never_fits, predict
 from jobs.scheduling.reasons import (
     HeldForQueue,

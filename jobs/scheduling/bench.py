@@ -16,7 +16,7 @@ import statistics
 import time
 from dataclasses import replace
 
-from jobs.scheduling import core
+from jobs.scheduling import passes
 from jobs.scheduling.data import Alternative, Placement, QueuedJob, RunningJob, SchedNode
 from jobs.scheduling.predict import predict
 from resources.capacity import Demand, NodeState, take
@@ -122,11 +122,11 @@ def _admit(label: str, nodes, busy, jobs, now) -> list[tuple[str, str]]:
     passes = []
     for _ in range(5):  # the machine is shared: the median and the best of five
         started = time.perf_counter()
-        result = core.schedule(nodes, busy, jobs, now)
+        result = passes.schedule(nodes, busy, jobs, now)
         passes.append(time.perf_counter() - started)
     elapsed, best, admitted = statistics.median(passes), min(passes), len(result.admissions)
     started = time.perf_counter()
-    again = core.schedule(nodes, busy, jobs, now, result.reservations)
+    again = passes.schedule(nodes, busy, jobs, now, result.reservations)
     next_pass = time.perf_counter() - started
     assert [a.job_id for a in again.admissions] == [a.job_id for a in result.admissions]
     return [
@@ -155,7 +155,7 @@ def bench() -> list[tuple[str, str]]:
 
     jobs = queue(10_000, rng, now)
     started = time.perf_counter()
-    result = core.schedule(nodes, busy, jobs, now)
+    result = passes.schedule(nodes, busy, jobs, now)
     figures.append(("plan: 10,000 queued jobs", f"{time.perf_counter() - started:.1f} s"))
     times = []
     for _ in range(200):

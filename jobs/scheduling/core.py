@@ -24,8 +24,6 @@ The property test in tests/jobs/test_scheduling_property.py simulates exactly th
 
 from __future__ import annotations
 
-import functools
-import gc
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,7 +39,8 @@ from jobs.scheduling.data import (
     RunningJob,
     SchedNode,
 )
-from jobs.scheduling.profile import Item, NodeInfo, Profile, to_mask
+from jobs.scheduling.node_fit import NodeInfo, to_mask
+from jobs.scheduling.profile import Item, Profile
 from jobs.scheduling.reasons import (
     NoAllowedNode,
     Shortfall,
@@ -370,84 +369,3 @@ class Schedule:
                 sum(count for _, count in pairs),
             )
         return self._capable[key]
-
-
-def without_gc(function):
-    """A pass makes and drops hundreds of thousands of small tuples, none of them in a
-    cycle: the cyclic collector finds nothing, but in a worker or web process it walks the
-    whole heap (Django, the ORM's objects) many times per pass, about a third of the pass's
-    time. Reference counting still frees everything as it goes."""
-
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            if was_enabled:
-                gc.enable()
-
-    return wrapper
-
-
-@without_gc
-def schedule(
-    nodes: Sequence[SchedNode],
-    running: Iterable[RunningJob],
-    queue: Iterable[QueuedJob],
-    now: float,
-    committed: Mapping[int, Reservation] | None = None,
-    *,
-    overdue: float = OVERDUE,
-    budget: int = BUDGET,
-) -> Schedule:
-    """One admission pass: reservations for every queued job and the admissions now.
-
-    Pass ``committed``, the previous pass's reservations, to keep their starts as promises.
-    """
-    result = Schedule(nodes, now, budget)
-    for job in running:
-        result.hold(job, overdue)
-    result.run(queue, committed or {})
-    return result
-
-
-@without_gc
-def replay(
-    nodes: Sequence[SchedNode],
-    running: Iterable[RunningJob],
-    queue: Iterable[QueuedJob],
-    now: float,
-    committed: Mapping[int, Reservation],
-) -> Schedule:
-    """The last pass's plan rebuilt from the reservations it returned, for predictions
-    between passes: valid reservations are re-booked as they are, only the other jobs
-    (submitted since) are searched for, and nothing is compressed — so it is cheap."""
-    result = Schedule(nodes, now)
-    for job in running:
-        result.hold(job)
-    result.run(queue, committed, replay=True)
-    return result
-
-
-def admit(
-    nodes: Sequence[SchedNode],
-    running: Iterable[RunningJob],
-    queue: Iterable[QueuedJob],
-    now: float,
-    committed: Mapping[int, Reservation] | None = None,
-) -> list[Admission]:
-    """The jobs to start now, in queue order (gang: all replicas of each at once)."""
-    return schedule(nodes, running, queue, now, committed).admissions
-
-
-def plan(
-    nodes: Sequence[SchedNode],
-    running: Iterable[RunningJob],
-    queue: Iterable[QueuedJob],
-    now: float,
-    committed: Mapping[int, Reservation] | None = None,
-) -> dict[int, Reservation]:
-    """Every queued job's position, latest start, spec, reason and blockers."""
-    return schedule(nodes, running, queue, now, committed).reservations

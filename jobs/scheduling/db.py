@@ -20,7 +20,7 @@ from django.utils import timezone, translation
 from console.words import counted, said
 from jobs import lifecycle
 from jobs.models import Job, JobSpecChoice, Phase, Status
-from jobs.scheduling import core
+from jobs.scheduling import passes
 from jobs.scheduling.data import (
     Alternative,
     Placement,
@@ -259,7 +259,9 @@ def run_pass(now: datetime | None = None) -> PassResult:
     translation.activate(settings.LANGUAGE_CODE)
     try:
         state = load(now)
-        result = core.schedule(state.nodes, state.running, state.queue, state.now, state.committed)
+        result = passes.schedule(
+            state.nodes, state.running, state.queue, state.now, state.committed
+        )
         spec_names = dict(NodeSpec.objects.values_list("pk", "name"))
         admitted = [a.job_id for a in result.admissions if _admit(a, state, spec_names)]
         _record(result.reservations, state, admitted)

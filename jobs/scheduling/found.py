@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from jobs.scheduling.profile import Profile, Timeline, fit
+from jobs.scheduling.node_fit import fit
+from jobs.scheduling.profile import Profile, Timeline
 from resources.capacity import Demand
 
 

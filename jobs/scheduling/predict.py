@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from math import inf
 
-from jobs.scheduling import core
+from jobs.scheduling import core, passes
 from jobs.scheduling.data import (
     Alternative,
     Prediction,
@@ -64,7 +64,7 @@ def predict(
     of the same accelerator model); those that would start now come back as suggestions.
     """
     if schedule is None:
-        schedule = core.schedule(nodes, running, queue, now)
+        schedule = passes.schedule(nodes, running, queue, now)
     return forecast(schedule, draft, other_specs)
 
 
@@ -192,6 +192,6 @@ def room_to_grow(
     ids = {q.id for q in ahead_of}
     kept = {k: v for k, v in (committed or {}).items() if k in ids}
     others = [r for r in running if r.id != job.id]
-    plan = core.schedule(nodes, others, ahead_of, now, kept)
+    plan = passes.schedule(nodes, others, ahead_of, now, kept)
     booking = plan.book(job, plan.profile, inf)
     return len(booking.replicas) if booking.start == now else 0

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from jobs.scheduling.data import Alternative, QueuedJob
-from jobs.scheduling.profile import NodeInfo, fit
+from jobs.scheduling.node_fit import NodeInfo, fit
 from jobs.scheduling.reasons import (
     HeldForQueue,
     NeverFits,

@@ -25,14 +25,8 @@ from math import inf
 from jobs.scheduling import nodes as by_node
 from jobs.scheduling.found import Found, tail_fit
 from jobs.scheduling.groups import SOLO, Group
-from jobs.scheduling.profile import (
-    Profile,
-    Timeline,
-    choose,
-    demand_key,
-    fit,
-    to_mask,
-)
+from jobs.scheduling.node_fit import choose, fit, to_mask
+from jobs.scheduling.profile import Profile, Timeline, demand_key
 from resources.capacity import Demand
 
 
@@ -271,7 +265,7 @@ def place(
 
     Tightest nodes first (fewest replicas fit), filling each before the next, so that gangs
     go into the gaps and whole nodes stay free for whole-node jobs; ties by inventory order.
-    Slots are chosen as resources.capacity.take does (profile.choose) on the window's usage.
+    Slots are chosen as resources.capacity.take does (node_fit.choose) on the window's usage.
     """
     chosen = []
     for count, index in _tightest(found.groups):

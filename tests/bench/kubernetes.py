@@ -248,7 +248,7 @@ def sync_pass_1000():
 
             Attempt.objects.update(sampled_at=None if usage_due else timezone.now())
             if usage_due:
-                backend._metrics = (0.0, {})
+                backend.meter.pods_seen = (0.0, {})
             backend._snapshot.at = 0.0  # a fresh look at the cluster, as each beat's pass
             capture = CaptureQueriesContext(connection) if queries is not None else None
             with (

@@ -85,7 +85,7 @@ def _queue(user, project, specs, image, count: int, rng: random.Random):
 def admission_with_writes():
     """One pass over 1,000 queued gang jobs on 1,000 nodes, split into its parts."""
     with bench_database():
-        from jobs.scheduling import core
+        from jobs.scheduling import passes
         from jobs.scheduling.db import _admit, _record, load
         from resources.models import NodeSpec
 
@@ -94,7 +94,7 @@ def admission_with_writes():
         started = time.perf_counter()
         state = load()
         loaded = time.perf_counter()
-        result = core.schedule(state.nodes, state.running, state.queue, state.now)
+        result = passes.schedule(state.nodes, state.running, state.queue, state.now)
         planned = time.perf_counter()
         names = dict(NodeSpec.objects.values_list("pk", "name"))
         admitted = [a.job_id for a in result.admissions if _admit(a, state, names)]

@@ -325,7 +325,7 @@ def test_admit_is_the_passs_admissions():
 def test_a_pass_pauses_the_cyclic_collector_and_restores_it():
     import gc
 
-    from jobs.scheduling.core import without_gc
+    from jobs.scheduling.passes import without_gc
 
     seen = []
     pass_ = without_gc(lambda: seen.append(gc.isenabled()))

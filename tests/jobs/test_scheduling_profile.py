@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobs.scheduling.profile import Item, NodeInfo, Profile, Timeline, fit, from_mask, to_mask
+from jobs.scheduling.node_fit import NodeInfo, fit, from_mask, to_mask
+from jobs.scheduling.profile import Item, Profile, Timeline
 from jobs.scheduling.search import earliest, tail_fit
 from resources.capacity import Demand, NodeState, fit_count
 

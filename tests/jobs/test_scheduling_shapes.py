@@ -11,17 +11,9 @@ from hypothesis import strategies as st
 
 from jobs.scheduling import search
 from jobs.scheduling.groups import SOLO, Group
+from jobs.scheduling.node_fit import NodeInfo, choose, fit, to_mask
 from jobs.scheduling.nodes import first_rooms
-from jobs.scheduling.profile import (
-    Item,
-    NodeInfo,
-    Profile,
-    Timeline,
-    choose,
-    demand_key,
-    fit,
-    to_mask,
-)
+from jobs.scheduling.profile import Item, Profile, Timeline, demand_key
 from jobs.scheduling.rules import shortfall, shortfall_now
 from jobs.scheduling.search import earliest
 from resources.capacity import Demand, NodeState, choose_slots, shortages

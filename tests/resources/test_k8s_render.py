@@ -229,7 +229,7 @@ def test_data_preparation_and_lifecycle_scripts_render_as_the_schemas_accept():
     which the command's container mounts read-only at the dataset's target. SPEC J23: the
     command is wrapped by the scripts, and the graceful time leaves room for "after stop"."""
     from resources.backends.base import LifecycleScripts, PreparedData
-    from resources.backends.kubernetes.backend import task_problems
+    from resources.backends.kubernetes.validity import task_problems
 
     dataset = Mount(f"{STORAGE}/users/alice/cifar/v2", "/workspace/dataset/private/cifar", True)
     request = LaunchRequest(job_name="prep", mode="pytorch", command="python t.py",

@@ -9,7 +9,7 @@ pods. What each call costs the API server:
 * ``poll``/``usage``: answered from one snapshot of every workload of the console in the
   namespace, three LISTs by label (Jobs, Pods, PodGroups) and one of pod metrics, at most
   once per ``SNAPSHOT_SECONDS`` whatever the number of jobs.
-* ``logs``: the console's own copy (k8s_logs), refreshed from ``pods/log`` while a pod lives.
+* ``logs``: the console's own copy (logs.py), refreshed from ``pods/log`` while a pod lives.
 * ``stop``: delete the Job with the graceful time (the pods get SIGTERM, then SIGKILL);
   ``cleanup``: delete it at once, and forget its logs.
 """
@@ -22,8 +22,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import kubernetes_validate
 
 from resources.backends.base import (
     BackendError,
@@ -44,11 +42,13 @@ from resources.backends.kubernetes.api import (
     ApiUnavailable,
     Connection,
 )
-from resources.backends.kubernetes.logs import LIMIT_BYTES, LogStore
+from resources.backends.kubernetes.logs import LogStore, copy_pod_logs
 from resources.backends.kubernetes.nodes import PAGE_SIZE, node_info, parse_quantity
 from resources.backends.kubernetes.render import WORKLOAD_LABEL, ClusterTarget
-from resources.backends.kubernetes.schema import crd_schema, problems
-from resources.backends.kubernetes.status import TASK_LABEL, workload_status
+from resources.backends.kubernetes.schema import crd_schema
+from resources.backends.kubernetes.status import task_of, workload_status
+from resources.backends.kubernetes.usage import Meter
+from resources.backends.kubernetes.validity import RenderError, check
 
 __all__ = ["KubernetesBackend", "node_info", "parse_quantity"]
 
@@ -56,18 +56,10 @@ logger = logging.getLogger(__name__)
 
 VOLCANO = "/apis/batch.volcano.sh/v1alpha1"
 PODGROUPS = "/apis/scheduling.volcano.sh/v1beta1"
-METRICS = "/apis/metrics.k8s.io/v1beta1"
 JOB_CRD = "jobs.batch.volcano.sh"
 # A poll reuses the last snapshot this long: the beat's sync and a launch's first seconds of
 # following then cost one set of LISTs, not one per job.
 SNAPSHOT_SECONDS = 1.0
-METRICS_SECONDS = 5.0
-LOG_SECONDS = 1.0  # a live pod's log is copied at most this often
-KUBERNETES_VERSION = "1.31"  # the core OpenAPI the ConfigMap is checked against
-
-
-class RenderError(ValueError):
-    """The objects for a workload do not pass the schemas: nothing was sent."""
 
 
 @dataclass
@@ -96,9 +88,7 @@ class KubernetesBackend:
         self.store = LogStore(logs_dir) if logs_dir else None
         self.prometheus = prometheus.rstrip("/")
         self._snapshot = Snapshot()
-        self._metrics: tuple[float, dict[str, dict]] = (0.0, {})
-        self._gpus: tuple[float, dict[str, tuple[float | None, float | None]]] = (0.0, {})
-        self._log_copied: dict[tuple[str, str], float] = {}
+        self.meter = Meter(self.api, self.target.namespace, self.prometheus)
         self._schema: dict | None = None
         self._lock = threading.Lock()
 
@@ -160,14 +150,7 @@ class KubernetesBackend:
             files = k8s_render.config_map(workload, self.target, owner_uid="pending")
         except ValueError as error:
             raise RenderError(str(error)) from None
-        found = problems(job, self._job_schema()) if self._job_schema() else []
-        found += task_problems(job)
-        found += core_problems(files, "the ConfigMap")
-        if found:
-            shown = "; ".join(found[:3]) + (
-                f" (and {len(found) - 3} more)" if len(found) > 3 else ""
-            )
-            raise RenderError(f"the job's Kubernetes objects are not valid: {shown}")
+        check(job, files, self._job_schema())
         return job, files
 
     def _job_schema(self) -> dict | None:
@@ -289,87 +272,21 @@ class KubernetesBackend:
         return status
 
     def usage(self, workload_id: str) -> list[UsageSample]:
-        metrics = self._pod_metrics()
-        gpus = self._gpu_metrics() if self.prometheus else {}
-        samples = []
-        for pod in self._fresh().pods.get(workload_id, []):
-            name = pod["metadata"]["name"]
-            if name not in metrics:
-                continue
-            cpu = memory = 0.0
-            for container in metrics[name].get("containers") or []:
-                use = container.get("usage") or {}
-                cpu += float(parse_quantity(use.get("cpu", "0"))) * 100
-                memory += float(parse_quantity(use.get("memory", "0"))) / 2**20
-            util, used = gpus.get(name, (None, None))
-            samples.append(UsageSample(_task(pod), cpu, memory, util, used))
-        return samples
-
-    def _pod_metrics(self) -> dict[str, dict]:
-        at, metrics = self._metrics
-        if time.monotonic() - at > METRICS_SECONDS:
-            try:
-                answer = self.api.get(
-                    f"{METRICS}{self._ns}/pods", "read pod metrics", labelSelector=WORKLOAD_LABEL
-                )
-                metrics = {i["metadata"]["name"]: i for i in answer.get("items") or []}
-            except (ApiAnswer, ApiRefused) as error:
-                logger.info("no pod metrics from %s: %s", self.api.host, error)
-                metrics = {}
-            self._metrics = (time.monotonic(), metrics)
-        return metrics
-
-    def _gpu_metrics(self) -> dict[str, tuple[float | None, float | None]]:
-        """Per pod: (GPU use %, GPU memory MiB) from the DCGM exporter, via Prometheus; asked
-        once for every pod of the namespace, like the pod metrics."""
-        from resources.backends.kubernetes.prometheus import gpu_use
-
-        at, gpus = self._gpus
-        if time.monotonic() - at > METRICS_SECONDS:
-            gpus = gpu_use(self.prometheus, self.target.namespace, self.timeout)
-            self._gpus = (time.monotonic(), gpus)
-        return gpus
+        return self.meter.samples(self._fresh().pods.get(workload_id, []))
 
     # --- logs -------------------------------------------------------------------------------
 
     def _copy_logs(self, workload_id: str, replicas: list[str], final: bool = False) -> None:
-        """Bring the console's copy of these replicas' logs up to date (one request each);
-        ``final``: the pods have ended, this is the last copy."""
         assert self.store is not None
-        for replica in replicas:
-            if not final and not self.store.due(workload_id, replica, LOG_SECONDS):
-                continue
-            pod = f"{workload_id}-{replica}-0"  # Volcano's name: <job>-<task>-<index>
-            with self.store.copying(workload_id, replica):
-                try:
-                    text = self.api.request(
-                        "GET",
-                        f"/api/v1{self._ns}/pods/{pod}/log",
-                        "read pod logs",
-                        query={
-                            "container": "main",
-                            "timestamps": "true",
-                            "sinceTime": self.store.since(workload_id, replica),
-                            "limitBytes": LIMIT_BYTES,
-                        },
-                        text=True,
-                        timeout=min(self.timeout, 5),
-                    )
-                except ApiAnswer as error:
-                    if error.status in (400, 404):  # not started yet, or gone
-                        continue
-                    logger.info("cannot copy the log of %s: %s", pod, error)
-                    continue
-                except BackendError as error:
-                    logger.info("cannot copy the log of %s: %s", pod, error)
-                    continue
-                self.store.add(workload_id, replica, str(text), final=final)
+        copy_pod_logs(self.api, self.store, self.target.namespace, workload_id, replicas, final)
 
     def copy_logs(self, workload_id: str, final: bool = False) -> None:
         """Copy the logs of a workload's pods (as the last snapshot saw them)."""
         if self.store is not None:
             pods = self._snapshot.pods.get(workload_id, [])
-            started = [_task(p) for p in pods if (p.get("status") or {}).get("phase") != "Pending"]
+            started = [
+                task_of(p) for p in pods if (p.get("status") or {}).get("phase") != "Pending"
+            ]
             self._copy_logs(workload_id, started, final)
 
     def logs(
@@ -439,7 +356,7 @@ class KubernetesBackend:
         """A shell in the replica's container through the API's ``pods/exec`` (k8s_exec)."""
         from resources.backends.kubernetes import exec as k8s_exec
 
-        pods = [p for p in self._fresh().pods.get(workload_id, []) if _task(p) == replica]
+        pods = [p for p in self._fresh().pods.get(workload_id, []) if task_of(p) == replica]
         running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
         if not running:
             why = "is not running" if pods else "is gone from the cluster"
@@ -462,39 +379,8 @@ def _workload_of(item: dict) -> str:
     return ((item.get("metadata") or {}).get("labels") or {}).get(WORKLOAD_LABEL, "")
 
 
-def _task(pod: dict) -> str:
-    metadata = pod.get("metadata") or {}
-    return (metadata.get("labels") or {}).get(TASK_LABEL) or metadata.get("name", "")
-
-
 def _deleting(item: dict) -> bool:
     return bool((item.get("metadata") or {}).get("deletionTimestamp"))
-
-
-def task_problems(job: dict) -> list[str]:
-    """Every pod template of a Volcano Job, strictly against the Kubernetes OpenAPI."""
-    found: list[str] = []
-    for task in job["spec"]["tasks"]:
-        template = {
-            "apiVersion": "v1",
-            "kind": "PodTemplate",
-            "metadata": {"name": task["name"]},
-            "template": task["template"],
-        }
-        found += core_problems(template, f"task {task['name']}")
-    return found
-
-
-def core_problems(obj: dict, what: str) -> list[str]:
-    """An object of the core API, strictly against the Kubernetes OpenAPI."""
-    try:
-        kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
-    except kubernetes_validate.ValidationError as error:
-        path = ".".join(str(part) for part in getattr(error, "path", ()) or ())
-        return [f"{what}: {path + ': ' if path else ''}{getattr(error, 'message', error)}"]
-    except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.InvalidSchemaError):
-        return []
-    return []
 
 
 __all__ += ["ApiUnavailable", "Connection", "RenderError"]

@@ -12,13 +12,20 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import shutil
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from resources.backends.base import BackendError
+from resources.backends.kubernetes.api import Api, ApiAnswer
+
 # A copy reads at most this much per request; a chatty pod catches up over several copies.
 LIMIT_BYTES = 4 * 2**20
+LOG_SECONDS = 1.0  # a live pod's log is copied at most this often
+
+logger = logging.getLogger(__name__)
 
 
 class LogStore:
@@ -118,3 +125,38 @@ class LogStore:
 
     def forget(self, workload: str) -> None:
         shutil.rmtree(self.root / workload, ignore_errors=True)
+
+
+def copy_pod_logs(
+    api: Api, store: LogStore, namespace: str, workload_id: str, replicas: list[str], final: bool
+) -> None:
+    """Bring the console's copy of these replicas' logs up to date (one request each);
+    ``final``: the pods have ended, this is the last copy."""
+    for replica in replicas:
+        if not final and not store.due(workload_id, replica, LOG_SECONDS):
+            continue
+        pod = f"{workload_id}-{replica}-0"  # Volcano's name: <job>-<task>-<index>
+        with store.copying(workload_id, replica):
+            try:
+                text = api.request(
+                    "GET",
+                    f"/api/v1/namespaces/{namespace}/pods/{pod}/log",
+                    "read pod logs",
+                    query={
+                        "container": "main",
+                        "timestamps": "true",
+                        "sinceTime": store.since(workload_id, replica),
+                        "limitBytes": LIMIT_BYTES,
+                    },
+                    text=True,
+                    timeout=min(api.timeout, 5),
+                )
+            except ApiAnswer as error:
+                if error.status in (400, 404):  # not started yet, or gone
+                    continue
+                logger.info("cannot copy the log of %s: %s", pod, error)
+                continue
+            except BackendError as error:
+                logger.info("cannot copy the log of %s: %s", pod, error)
+                continue
+            store.add(workload_id, replica, str(text), final=final)

@@ -30,13 +30,13 @@ def _container(pod: dict) -> dict:
     return statuses[0] if statuses else {}
 
 
-def _task(pod: dict) -> str:
+def task_of(pod: dict) -> str:
     metadata = pod.get("metadata") or {}
     return (metadata.get("labels") or {}).get(TASK_LABEL) or metadata.get("name", "")
 
 
 def replica_status(pod: dict) -> ReplicaStatus:
-    name = _task(pod)
+    name = task_of(pod)
     phase = (pod.get("status") or {}).get("phase", "Pending")
     state = _container(pod).get("state") or {}
     terminated = state.get("terminated")
@@ -97,10 +97,10 @@ def lost(job: dict, pods: list[dict]) -> str:
         for condition in status.get("conditions") or []:
             if condition.get("type") == "DisruptionTarget" and condition.get("status") == "True":
                 why = condition.get("message") or condition.get("reason") or "disrupted"
-                return f"{_task(pod)} was taken off its node by the cluster ({why})"
+                return f"{task_of(pod)} was taken off its node by the cluster ({why})"
         if status.get("reason") in LOST_REASONS:
             why = status.get("message") or status["reason"]
-            return f"{_task(pod)} was lost with its node ({why})"
+            return f"{task_of(pod)} was lost with its node ({why})"
     # Volcano keeps the pods that ended on their own (soft retain): a pod gone while none
     # failed by itself was deleted behind the job's back, by a person or a controller.
     ended_alone = [

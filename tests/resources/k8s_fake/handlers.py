@@ -14,9 +14,9 @@ from pathlib import Path
 
 import yaml
 
-from resources.backends.kubernetes.backend import core_problems, task_problems
 from resources.backends.kubernetes.nodes import parse_quantity
 from resources.backends.kubernetes.schema import crd_schema, problems
+from resources.backends.kubernetes.validity import core_problems, task_problems
 from tests.resources.k8s_fake import objects
 from tests.resources.k8s_fake.objects import node_list, parse_stamp, stamp, status
 from tests.resources.k8s_fake.store import BadSelector, TooOld, parse_selector
