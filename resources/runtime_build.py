@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from resources.backends.local import host
+from resources.backends.local import users
 
 PYTHON_VERSION = (3, 11)
 TORCH_REQUIREMENT = "torch==2.13.0"
@@ -85,8 +85,8 @@ def find_python(env: Mapping[str, str] | None = None) -> str | None:
             candidates.append(on_path)
     candidates += reversed(_pyenv_candidates(env))
     found = [real for real in (_real_python(c, env) for c in candidates) if real]
-    user = host.job_user()
-    usable = [r for r in found if host.unreachable_ancestor(Path(r).resolve(), user) is None]
+    user = users.job_user()
+    usable = [r for r in found if users.unreachable_ancestor(Path(r).resolve(), user) is None]
     return (usable or found or [None])[0]
 
 

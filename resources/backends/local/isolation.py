@@ -129,3 +129,12 @@ def isolate(plan: dict) -> None:
 def supported() -> bool:
     """Whether this process may isolate jobs: root, on a machine whose calls we know."""
     return os.geteuid() == 0 and platform.machine() in SYSCALLS
+
+
+def isolate_saying_why(plan: dict) -> None:
+    """In the replica's child, before exec: say why on its log (its stderr) if it fails."""
+    try:
+        isolate(plan)
+    except BaseException as error:
+        os.write(2, f"console: could not isolate the job: {error}\n".encode())
+        raise

@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from resources.backends.base import DEFAULT_PATH, BackendError, Workload
-from resources.backends.local import host
+from resources.backends.local import host, users
 from resources.backends.local.layout import (
     FOLDER_NAME,
     MAX_REPLICAS,
@@ -67,7 +67,7 @@ def check_workload(workload: Workload) -> None:
                 raise ValueError(f"file {path} would be written into a mount")
 
 
-def prepare_sources(workload: Workload, user: host.JobUser | None, *, isolated: bool) -> None:
+def prepare_sources(workload: Workload, user: users.JobUser | None, *, isolated: bool) -> None:
     """Every mount source exists (a writable one is made if missing: a batch sub-task's
     outputs folder), the job user can reach it, and its permissions say its mode (isolated
     jobs: only let any job identity in; see local_runner_isolation)."""
@@ -84,16 +84,16 @@ def prepare_sources(workload: Workload, user: host.JobUser | None, *, isolated: 
             if ro:
                 raise BackendError(f"the folder mounted at {targets[source]} does not exist")
             host.make_dirs(path)  # e.g. a batch sub-task's outputs folder
-        blocked = host.unreachable_ancestor(path, user)
+        blocked = users.unreachable_ancestor(path, user)
         if blocked is not None:
             log.warning("the job user cannot enter %s (for %s)", blocked, source)
             raise BackendError(
                 f"the job's user cannot reach the folder mounted at {targets[source]}"
             )
         if isolated:
-            host.open_source(path, read_only=ro)
+            users.open_source(path, read_only=ro)
         else:
-            host.prepare_source(path, user, read_only=ro)
+            users.prepare_source(path, user, read_only=ro)
 
 
 def lay_out(
@@ -102,7 +102,7 @@ def lay_out(
     folder: Path,
     staging: Path,
     block: tuple[int, int],
-    user: host.JobUser | None,
+    user: users.JobUser | None,
     hidden: tuple[str, ...] | None = None,
     cache: Path | None = None,
 ) -> dict:
@@ -121,7 +121,7 @@ def lay_out(
         host.make_dirs(work)
         for sub in ("workspace", "home", "tmp"):
             host.make_dirs(work / sub)
-            host.give_to(work / sub, user)
+            users.give_to(work / sub, user)
         rewrite = partial(
             localize,
             replica_dir=real_dir,
@@ -134,7 +134,7 @@ def lay_out(
             link.symlink_to(source)
         if not any(str(Path(m[1])) == OUTPUTS for m in replica.mounts):
             host.make_dirs(work / "workspace" / "outputs")
-            host.give_to(work / "workspace" / "outputs", user)
+            users.give_to(work / "workspace" / "outputs", user)
         for path, text in replica.files.items():
             # Every replica here is on this machine, one node or many: a launcher (mpirun,
             # deepspeed) given its own replica's name would reach it over ssh.
@@ -144,7 +144,7 @@ def lay_out(
             target.write_text(local if local is not None else rewrite(text), encoding="utf-8")
             target.chmod(0o644)
         base = {
-            "PATH": host.searchable_path(os.environ.get("PATH") or DEFAULT_PATH, user),
+            "PATH": users.searchable_path(os.environ.get("PATH") or DEFAULT_PATH, user),
             "LANG": "C.UTF-8",
             "HOME": f"{real_dir}/home",
             "TMPDIR": f"{real_dir}/tmp",

@@ -55,17 +55,13 @@ from pathlib import Path
 from resources.backends.base import (
     DEFAULT_PATH,
     BackendError,
-    Note,
     RecoveredWorkload,
-    ReplicaState,
-    ReplicaStatus,
     UnknownWorkload,
     UsageSample,
     Workload,
-    WorkloadState,
     WorkloadStatus,
 )
-from resources.backends.local import host, isolation
+from resources.backends.local import host, isolation, states, users
 from resources.backends.local import logs as output
 from resources.backends.local import shell as shells
 from resources.backends.local.layout import FOLDER_NAME, SHELL_SAFE_PATH
@@ -110,18 +106,18 @@ class LocalRunner:
         self.registry = registry
 
     @cached_property
-    def user(self) -> host.JobUser | None:
+    def user(self) -> users.JobUser | None:
         """Who jobs without an identity of their own run as (looked up, or created, once)."""
-        return host.job_user()
+        return users.job_user()
 
-    def user_of(self, workload: Workload) -> host.JobUser | None:
+    def user_of(self, workload: Workload) -> users.JobUser | None:
         """Who ``workload``'s processes are: its owner's identity (as root), else the
         runner's default. A console not running as root cannot switch users at all."""
         if workload.run_as is None or os.geteuid() != 0:
             return self.user
         run_as = workload.run_as
         try:
-            return host.identity_user(
+            return users.identity_user(
                 run_as.uid, run_as.gid, tuple(run_as.groups), run_as.name or f"job-{run_as.uid}"
             )
         except OSError as error:
@@ -144,7 +140,7 @@ class LocalRunner:
             return
         user = self.user_of(workload)
         isolated = self.isolates(workload)
-        blocked = host.unreachable_ancestor(folder, user)
+        blocked = users.unreachable_ancestor(folder, user)
         if blocked is not None:
             # Said on the job's page: the user knows no folder of this machine.
             log.warning("the job user cannot enter %s: it needs o+x", blocked)
@@ -225,7 +221,7 @@ class LocalRunner:
 
     def stop(self, workload_id: str, graceful_seconds: int) -> None:
         folder = self._folder(workload_id, missing_ok=True)
-        if folder is None or _finished(host.read_json(folder / "state.json")):
+        if folder is None or states.finished(host.read_json(folder / "state.json")):
             return
         now = time.time()
         earlier = host.read_json(folder / "stop.json")
@@ -240,7 +236,7 @@ class LocalRunner:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(supervisor["pid"], signal.SIGUSR1)  # wake it now
         elif supervisor is not None:
-            self._orphaned(folder, min(ORPHAN_GRACE, graceful_seconds), LOST)
+            states.end_orphaned(folder, min(ORPHAN_GRACE, graceful_seconds), LOST)
         # No supervisor.json yet: a submit is still under way; its supervisor will read the
         # request before it starts anything long-lived.
 
@@ -253,7 +249,7 @@ class LocalRunner:
             record = host.read_json(folder / "workload.json") or {"replicas": []}
             state = host.read_json(folder / "state.json")
             there = {r["name"] for r in record["replicas"] if r.get("node") == node}
-            if not there or _finished(state):
+            if not there or states.finished(state):
                 continue
             for replica in state.get("replicas", []):
                 process = replica.get("process")
@@ -264,12 +260,12 @@ class LocalRunner:
 
     def poll(self, workload_id: str) -> WorkloadStatus:
         folder = self._folder(workload_id)
-        return _status(self._checked_state(folder)[0])
+        return states.status(self._checked_state(folder)[0])
 
     def _checked_state(self, folder: Path) -> tuple[dict, int]:
         """The state on disk, after ending the workload if nobody supervises it any more."""
         state = host.read_json(folder / "state.json")
-        if _finished(state):
+        if states.finished(state):
             return state, 0
         supervisor = host.read_json(folder / "supervisor.json")
         if host.is_alive(supervisor):
@@ -279,50 +275,11 @@ class LocalRunner:
                 with contextlib.suppress(BackendError, OSError):
                     self._start_abandoned(folder)
                 return state, 0  # still being submitted
-            return self._orphaned(folder, ORPHAN_GRACE, "it was never started")
+            return states.end_orphaned(folder, ORPHAN_GRACE, "it was never started")
         state = host.read_json(folder / "state.json")  # it may have just finished
-        if _finished(state):
+        if states.finished(state):
             return state, 0
-        return self._orphaned(folder, ORPHAN_GRACE, LOST)
-
-    def _orphaned(self, folder: Path, graceful: float, why: str) -> tuple[dict, int]:
-        with host.locked(folder / ".lock"):
-            state = host.read_json(folder / "state.json")
-            if _finished(state):
-                return state, 0
-            killed = host.kill_processes(self._processes(folder, state), graceful)
-            stopped = host.read_json(folder / "stop.json") is not None
-            reason = (
-                "stopped on request"
-                if stopped
-                else why + (f"; {killed} process(es) it left were killed" if killed else "")
-            )
-            return self._finish(folder, "stopped" if stopped else "failed", reason), killed
-
-    def _processes(self, folder: Path, state: dict | None) -> list:
-        """Every process of the workload still alive: those carrying its marker, and the
-        groups of replica leaders that are verifiably ours (pid and start time match)."""
-        import psutil
-
-        found = {p.pid: p for p in host.marked_processes(str(folder))}
-        for replica in (state or {}).get("replicas", []):
-            record = replica.get("process")
-            if host.is_alive(record):
-                for process in host.group_members(record["pid"]):
-                    found.setdefault(process.pid, process)
-        return [p for p in found.values() if p.pid != os.getpid() and psutil.pid_exists(p.pid)]
-
-    def _finish(self, folder: Path, final: str, reason: str) -> dict:
-        state = host.read_json(folder / "state.json") or {"replicas": []}
-        for replica in state["replicas"]:
-            if replica["state"] not in _FINISHED:
-                code = folder / replica["name"] / "exit_code"
-                replica["exit_code"] = int(code.read_text()) if code.exists() else None
-                replica["state"] = "stopped" if final == "stopped" else "failed"
-                replica["reason"] = reason
-        state.update(state=final, reason=reason)
-        host.write_json(folder / "state.json", state)
-        return state
+        return states.end_orphaned(folder, ORPHAN_GRACE, LOST)
 
     # --- logs, usage ---------------------------------------------------------------------------
 
@@ -358,9 +315,9 @@ class LocalRunner:
         supervisor = host.read_json(folder / "supervisor.json")
         if host.is_alive(supervisor):
             # First, so that it starts nothing new while its replicas are being killed.
-            host.kill_processes([_process(supervisor["pid"])], 0)
+            host.kill_processes([states.process(supervisor["pid"])], 0)
         state = host.read_json(folder / "state.json")
-        host.kill_processes(self._processes(folder, state), 0)
+        host.kill_processes(states.processes_of(folder, state), 0)
         launch = host.read_json(folder / "launch.json") or {}
         if launch.get("block"):
             host.release_block(tuple(launch["block"]), str(folder), self.registry)
@@ -404,7 +361,7 @@ class LocalRunner:
             if record is None:
                 continue
             state, killed = self._checked_state(entry)
-            if _finished(state) and not killed:
+            if states.finished(state) and not killed:
                 # Nothing of a finished workload may run but its supervisor, on its way out.
                 supervisor = host.read_json(entry / "supervisor.json") or {}
                 leftovers = [
@@ -413,7 +370,7 @@ class LocalRunner:
                     if not (process.pid == supervisor.get("pid") and host.is_alive(supervisor))
                 ]
                 killed = host.kill_processes(leftovers, 0)
-            found.append(RecoveredWorkload(record["id"], _status(state), killed))
+            found.append(RecoveredWorkload(record["id"], states.status(state), killed))
         return found
 
     def _folder(self, workload_id: str, *, missing_ok: bool = False) -> Path | None:
@@ -430,39 +387,6 @@ class LocalRunner:
         if not REPLICA_NAME.fullmatch(replica) or not (folder / replica).is_dir():
             raise UnknownWorkload(f"workload {workload_id} has no replica {replica!r}")
         return folder
-
-
-# --- helpers ---------------------------------------------------------------------------------
-
-_FINISHED = frozenset({"succeeded", "failed", "stopped"})
-
-
-def _finished(state: dict | None) -> bool:
-    return bool(state) and state.get("state") in _FINISHED
-
-
-def _status(state: dict) -> WorkloadStatus:
-    return WorkloadStatus(
-        state=WorkloadState(state["state"]),
-        replicas=tuple(
-            ReplicaStatus(r["name"], ReplicaState(r["state"]), r["exit_code"], r["reason"])
-            for r in state["replicas"]
-        ),
-        reason=state["reason"],
-        notes=tuple(
-            Note(number, note["kind"], note["facts"])
-            for number, note in enumerate(state.get("notes", ()))
-        ),
-    )
-
-
-def _process(pid: int):
-    import psutil
-
-    try:
-        return psutil.Process(pid)
-    except psutil.Error:
-        return None
 
 
 def still_running() -> list[str]:

@@ -32,41 +32,13 @@ from resources.backends.local.host import (
     signal_group,
     write_json,
 )
-from resources.backends.local.isolation import isolate
+from resources.backends.local.isolation import isolate_saying_why
+from resources.backends.local.replica import Replica
 
 TICK = 0.05  # seconds between looks at the replicas: a stop is acted on within this
 KILL_WAIT = 5.0  # after SIGKILL, how long a process stuck in the kernel may delay the end
 PR_SET_CHILD_SUBREAPER = 36
 STUCK = "some processes did not end even on SIGKILL"
-
-
-class Replica:
-    def __init__(self, spec: dict):
-        self.spec = spec
-        self.name: str = spec["name"]
-        self.label: str = spec["label"]
-        self.dir = Path(spec["dir"])
-        self.pid: int | None = None
-        self.process: dict | None = None  # {"pid", "start"}: who to signal, safely
-        self.state = "pending"
-        self.exit_code: int | None = None
-        self.reason = ""
-        self.signalled = False  # we sent it SIGTERM: a non-zero end is then "stopped"
-        self.killed = False  # we had to SIGKILL it
-        self.ended_at = 0.0
-
-    @property
-    def alive(self) -> bool:
-        return self.pid is not None and self.exit_code is None
-
-    def record(self) -> dict:
-        return {
-            "name": self.name,
-            "state": self.state,
-            "exit_code": self.exit_code,
-            "reason": self.reason,
-            "process": self.process,
-        }
 
 
 class Supervisor:
@@ -185,7 +157,7 @@ class Supervisor:
         plan = spec.get("isolation")
         if plan:
             # The namespace is made as root, then the child becomes the job's identity.
-            as_user = {"preexec_fn": lambda: _isolate(plan)}
+            as_user = {"preexec_fn": lambda: isolate_saying_why(plan)}
         elif user:
             groups = user.get("groups", [])
             as_user = {"user": user["uid"], "group": user["gid"], "extra_groups": groups}
@@ -399,15 +371,6 @@ class Supervisor:
                 if skip_groups and os.getpgid(process.pid) in skip_groups:
                     continue
                 process.send_signal(signum)
-
-
-def _isolate(plan: dict) -> None:
-    """In the replica's child, before exec: say why on its log (its stderr) if it fails."""
-    try:
-        isolate(plan)
-    except BaseException as error:
-        os.write(2, f"console: could not isolate the job: {error}\n".encode())
-        raise
 
 
 def main(argv: list[str]) -> int:
