@@ -15,7 +15,7 @@ from resources.backends.kubernetes.api import Connection
 from resources.backends.kubernetes.backend import KubernetesBackend
 from resources.backends.kubernetes.render import ClusterTarget
 from tests.resources.k8s_fake import HAVE_CRDS, FakeKubernetes, node
-from tests.resources.test_k8s_fake import running
+from tests.resources.k8s_fake.client import running
 
 pytestmark = pytest.mark.skipif(
     not HAVE_CRDS, reason="Volcano's CRDs are not beside the checkout (shared/k8s/crds)"

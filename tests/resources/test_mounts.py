@@ -6,53 +6,32 @@ with this member?" asks one, and those tests say so.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from console.sharing import Access
 from resources import mounts
 from resources.models import (
     Algorithm,
-    AnnotationSet,
-    AnnotationVersion,
-    Dataset,
-    DatasetVersion,
-    ModelVersion,
     TrainedModel,
     Volume,
 )
 from resources.mounts import Mount, MountKind, UnsafePath
 from tests.resources.catalog_factories import DatasetVersionFactory, VolumeFactory
-
-User = get_user_model()
+from tests.resources.mount_helpers import (
+    OTHER,
+    OWNER,
+    STAFF,
+    annotation_version,
+    dataset_version,
+    model_version,
+)
 
 
 @pytest.fixture(autouse=True)
 def root(settings):
     return settings.STORAGE_ROOT  # a temporary folder (tests/conftest.py)
-
-
-OWNER = User(pk=1, username="owner")
-OTHER = User(pk=2, username="other")
-STAFF = User(pk=3, username="staff", is_staff=True)
-
-
-def dataset_version(name="cifar10", version="v2", owner=OWNER, **fields) -> DatasetVersion:
-    dataset = Dataset(name=name, owner=owner, path=f"datasets/{name}", **fields)
-    return DatasetVersion(dataset=dataset, name=version, path=f"datasets/{name}/{version}")
-
-
-def model_version(name="resnet50", version="v1", owner=OWNER, kind=TrainedModel.Kind.PRIVATE):
-    model = TrainedModel(name=name, owner=owner, path=f"models/{name}", kind=kind)
-    return ModelVersion(model=model, name=version, path=f"models/{name}/{version}")
-
-
-def annotation_version(name="cifar10-labels", version="v1", owner=OWNER) -> AnnotationVersion:
-    labels = AnnotationSet(name=name, owner=owner, path=f"annotations/{name}")
-    return AnnotationVersion(annotation_set=labels, name=version, path=f"annotations/{name}/v1")
 
 
 class TestFolderNames:
@@ -355,47 +334,3 @@ class TestOutputs:
     def test_unsafe_output_path(self, path):
         with pytest.raises(UnsafePath):
             mounts.mount_outputs(path)
-
-
-class TestMountFor:
-    @pytest.mark.parametrize(
-        ("thing", "kind"),
-        [
-            (Algorithm(name="a", owner=OWNER, path="a"), "algorithm"),
-            (Volume(name="v", owner=OWNER, path="v"), "volume"),
-            (dataset_version(), "dataset"),
-            (annotation_version(), "annotation"),
-            (model_version(), "model"),
-        ],
-    )
-    def test_dispatches_on_the_type(self, thing, kind):
-        assert mounts.mount_for(thing, OWNER).kind == kind
-
-    def test_kind_defaults_and_overrides(self):
-        assert mounts.mount_for(annotation_version(), OWNER).read_only
-        assert not mounts.mount_for(annotation_version(), OWNER, read_only=False).read_only
-        assert mounts.mount_for(dataset_version(), OWNER, read_only=True).read_only
-        # A model is read-only whatever is asked.
-        assert mounts.mount_for(model_version(), OWNER, read_only=False).read_only
-
-    def test_an_item_with_versions_must_be_given_a_version(self):
-        with pytest.raises(TypeError):
-            mounts.mount_for(Dataset(name="d", owner=OWNER, path="d"), OWNER)
-
-
-class TestMountValue:
-    def test_frozen(self):
-        mount = mounts.mount_volume(Volume(name="v", owner=OWNER, path="v"), OWNER)
-        with pytest.raises(dataclasses.FrozenInstanceError):
-            mount.read_only = True  # type: ignore[misc]
-
-    def test_duplicate_targets(self):
-        mine = mounts.mount_dataset(dataset_version(name="coco"), OWNER)
-        theirs = mounts.mount_dataset(dataset_version(name="coco", owner=OTHER), OWNER)
-        other_owner_same_name = mounts.mount_dataset(
-            dataset_version(name="coco", owner=STAFF), OWNER
-        )
-        assert mounts.duplicate_targets([mine, theirs]) == []
-        assert mounts.duplicate_targets([mine, theirs, other_owner_same_name]) == [
-            "/workspace/dataset/favorite/coco/v2"
-        ]

@@ -9,7 +9,7 @@ Volcano's controller, the scheduler and the kubelets, as scripted per job name p
 Standalone (a benchmark's separate process): ``python -m tests.resources.k8s_fake --help``.
 """
 
-from tests.resources.k8s_fake.handlers import CRDS, HAVE_CRDS
+from tests.resources.k8s_fake.crds import CRDS, HAVE_CRDS
 from tests.resources.k8s_fake.objects import TOKEN, node, node_list, status
 from tests.resources.k8s_fake.script import Script
 from tests.resources.k8s_fake.server import FakeKubernetes

@@ -1,32 +1,19 @@
 """What runs behind the fake API server, one tick at a time (under the store's lock): the
-Volcano job controller (PodGroup, pods, the job's phases and policies), a gang scheduler,
-the kubelets (pulling, starting, running, ending and killing containers as scripted), and
-the garbage collector (ownerReferences, foreground and background deletion)."""
+Volcano job controller (PodGroup, pods, the job's phases and policies), a gang scheduler
+(scheduler.py), the kubelets (pulling, starting, running, ending and killing containers as
+scripted), and the garbage collector (ownerReferences, foreground and background deletion)."""
 
 from __future__ import annotations
 
-from fractions import Fraction
-
-from resources.backends.kubernetes.nodes import parse_quantity
 from tests.resources.k8s_fake import objects
 from tests.resources.k8s_fake.objects import stamp
+from tests.resources.k8s_fake.scheduler import ENDED, GangScheduler
 from tests.resources.k8s_fake.script import PodLife, Script
 from tests.resources.k8s_fake.store import Store
 
 CREATE_SECONDS = 0.2  # ContainerCreating before a bound pod runs (not scaled)
 PULL_BACKOFF_SECONDS = 1.0  # ErrImagePull and ImagePullBackOff alternate this often
 FINISHED = frozenset({"Completed", "Failed", "Aborted", "Terminated"})
-ENDED = frozenset({"Succeeded", "Failed"})
-
-
-def requests_of(pod: dict) -> dict[str, Fraction]:
-    total: dict[str, Fraction] = {}
-    for container in pod["spec"].get("containers") or []:
-        resources = container.get("resources") or {}
-        wanted = resources.get("requests") or resources.get("limits") or {}
-        for name, amount in wanted.items():
-            total[name] = total.get(name, Fraction(0)) + parse_quantity(amount)
-    return total
 
 
 class Controller:
@@ -40,6 +27,7 @@ class Controller:
         # fake holding thousands of them for a benchmark then costs little CPU per tick.
         self.asleep: set[str] = set()
         self._seen = -1  # the store's version after the last tick
+        self.scheduler = GangScheduler(store, nodes, self.write)
 
     def script_for(self, name: str) -> Script:
         found = [s for prefix, s in self.scripts if name.startswith(prefix)]
@@ -58,7 +46,7 @@ class Controller:
         for pod in self.store.of("pods"):
             for ref in pod["metadata"].get("ownerReferences") or ():
                 pods_by_owner.setdefault(ref["uid"], []).append(pod)
-        self._free: dict[str, dict[str, Fraction]] | None = None
+        self.scheduler.new_tick()
         for job in jobs:
             uid = job["metadata"]["uid"]
             if uid in self.asleep:
@@ -121,7 +109,7 @@ class Controller:
                     life = PodLife(self.script_for(metadata["name"]))
                     self.lives[pod["metadata"]["uid"]] = life
             return
-        self.schedule(job, group, pods)
+        self.scheduler.schedule(job, group, pods, self.lives)
         self.follow(job, group, pods, now)
 
     def move(self, job: dict, phase: str, now: float, reason: str = "", message: str = ""):
@@ -268,108 +256,6 @@ class Controller:
         life = self.lives.get(metadata["uid"])
         if life is not None:
             life.kill_at = now + grace * self.time_scale
-        self.write(pod)
-
-    # --- the scheduler ----------------------------------------------------------------------
-
-    def schedule(self, job: dict, group: dict, pods: list[dict]) -> None:
-        waiting = [
-            p
-            for p in pods
-            if not p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")
-        ]
-        if not waiting:
-            return
-        script = self.lives[waiting[0]["metadata"]["uid"]].script
-        bound = len(pods) - len(waiting)
-        placed, message = (
-            ([], script.unschedulable) if script.unschedulable else self.place(waiting)
-        )
-        if placed and bound + len(placed) >= job["spec"].get("minAvailable", 0):
-            for pod, node_name in placed:
-                self.bind(pod, node_name)
-            return
-        for pod in waiting:
-            conditions = objects.pod_conditions(False, False, message=message)
-            if [c.get("message") for c in pod["status"].get("conditions") or ()] != [message]:
-                pod["status"]["conditions"] = conditions
-                self.write(pod)
-        gang = (
-            f"{len(waiting)}/{len(pods)} tasks in gang unschedulable: pod group is not "
-            f"ready, {len(waiting)} Pending, {job['spec'].get('minAvailable', 0)} "
-            f"minAvailable; Pending: {len(waiting)} Unschedulable"
-        )
-        conditions = group["status"].get("conditions") or []
-        if not any(c["type"] == "Unschedulable" and c["message"] == gang for c in conditions):
-            group["status"]["conditions"] = [
-                objects.podgroup_condition("Unschedulable", "NotEnoughResources", gang)
-            ]
-            self.write(group)
-
-    def free(self) -> dict[str, dict[str, Fraction]]:
-        if self._free is None:
-            self._free = {}
-            for item in self.nodes:
-                allocatable = item["status"].get("allocatable") or {}
-                self._free[item["metadata"]["name"]] = {
-                    k: parse_quantity(v) for k, v in allocatable.items()
-                }
-            for pod in self.store.of("pods"):
-                name = pod["spec"].get("nodeName")
-                if name in self._free and pod["status"]["phase"] not in ENDED:
-                    for key, amount in requests_of(pod).items():
-                        self._free[name][key] = self._free[name].get(key, 0) - amount
-        return self._free
-
-    def place(self, waiting: list[dict]) -> tuple[list[tuple[dict, str]], str]:
-        """Each pod on the first node it fits (all of them, or as many as fit); the
-        scheduler's message for the first that fits nowhere."""
-        free = {name: dict(left) for name, left in self.free().items()}
-        placed = []
-        for pod in waiting:
-            wanted = requests_of(pod)
-            why: dict[str, int] = {}
-            for item in self.nodes:
-                reason = self.unfit(item, pod, wanted, free[item["metadata"]["name"]])
-                if not reason:
-                    left = free[item["metadata"]["name"]]
-                    for key, amount in wanted.items():
-                        left[key] = left.get(key, 0) - amount
-                    placed.append((pod, item["metadata"]["name"]))
-                    break
-                why[reason] = why.get(reason, 0) + 1
-            else:
-                # Volcano's FitErrors: "<count> <reason>" strings, sorted as text.
-                said = ", ".join(sorted(f"{count} {reason}" for reason, count in why.items()))
-                return placed, f"0/{len(self.nodes)} nodes are unavailable: {said}."
-        return placed, ""
-
-    @staticmethod
-    def unfit(item: dict, pod: dict, wanted: dict, left: dict) -> str:
-        labels = item["metadata"].get("labels") or {}
-        selector = pod["spec"].get("nodeSelector") or {}
-        if any(labels.get(k) != v for k, v in selector.items()):
-            return "node(s) didn't match Pod's node affinity/selector"
-        if item["spec"].get("unschedulable"):
-            return "node(s) were unschedulable"
-        ready = [c for c in item["status"].get("conditions") or () if c["type"] == "Ready"]
-        if not ready or ready[0]["status"] != "True":
-            return "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"
-        for key, amount in sorted(wanted.items()):
-            if left.get(key, 0) < amount:
-                return f"Insufficient {key}"
-        return ""
-
-    def bind(self, pod: dict, node_name: str) -> None:
-        free = self.free()[node_name]
-        for key, amount in requests_of(pod).items():
-            free[key] = free.get(key, 0) - amount
-        pod["spec"]["nodeName"] = node_name
-        pod["status"] |= {
-            "conditions": objects.pod_conditions(True, False),
-            "hostIP": "10.0.0.10",
-            "hostIPs": [{"ip": "10.0.0.10"}],
-        }
         self.write(pod)
 
     # --- the kubelet ------------------------------------------------------------------------
