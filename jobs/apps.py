@@ -17,10 +17,10 @@ class JobsConfig(AppConfig):
         console_hooks.connection_routes.append(connections.route)
 
         from jobs import hooks as job_hooks
-        from jobs.backend import ask_for_admission
+        from jobs.scheduling.db import ask_for_pass
 
-        job_hooks.queue_listeners.append(ask_for_admission)
-        hooks.inventory_listeners.append(ask_for_admission)
+        job_hooks.queue_listeners.append(ask_for_pass)
+        hooks.inventory_listeners.append(ask_for_pass)
 
         from jobs import operations
         from jobs.execution import runs, stopping

@@ -21,10 +21,3 @@ def stop_attempt(attempt: Attempt, seconds: int) -> None:
         "jobs.tasks.stop_workload", attempt.workload_id, attempt.cluster_id, seconds
     ):
         attempt_backend(attempt).stop(attempt.workload_id, seconds)
-
-
-def ask_for_admission() -> None:
-    """Ask for an admission pass soon (after the current transaction commits)."""
-    from django.db import transaction
-
-    transaction.on_commit(lambda: send("jobs.tasks.admit"))

@@ -18,6 +18,8 @@ TERMINAL = re.compile(
 
 def route(scope):
     """The handler ``(scope, receive, send)`` of a connection outside Django, or None."""
+    # Imported on first use: only the web server serves these, and every process registers
+    # this route when the app is ready.
     from jobs.terminal import socket
     from jobs.tools import proxy
 

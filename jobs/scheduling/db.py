@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone, translation
 
+from console.celery import send
 from console.words import counted, said
 from jobs import lifecycle
 from jobs.models import Job, JobSpecChoice, Phase, Status
@@ -246,6 +247,12 @@ def _try_lock() -> bool:
 def _unlock() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+
+
+def ask_for_pass() -> None:
+    """Ask the worker for an admission pass soon (after the current transaction commits):
+    the queue or the inventory changed."""
+    transaction.on_commit(lambda: send("jobs.tasks.admit"))
 
 
 def run_pass(now: datetime | None = None) -> PassResult:
