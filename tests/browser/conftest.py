@@ -6,6 +6,7 @@ tests are skipped with the reason (CI installs it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -84,6 +85,19 @@ def asgi_page(chromium, asgi_web):
     yield tab
     context.close()
     assert not tab.errors, tab.errors  # CSP violations among them
+
+
+@contextlib.contextmanager
+def sized_tab(chromium, live_server, locale: str, width: int, height: int = 900):
+    """A tab in ``locale`` (the browser's language) ``width`` pixels wide, named for its
+    screenshots as ``en-1280``."""
+    context = chromium.new_context(viewport={"width": width, "height": height}, locale=locale)
+    page = Page(context.new_page(), live_server.url)
+    page.name = f"{locale[:2]}-{width}"
+    try:
+        yield page
+    finally:
+        context.close()
 
 
 def logged_in(page: Page, user) -> None:

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from resources.models import Cluster
-from tests.browser.conftest import Page
+from tests.browser.conftest import sized_tab
 from tests.resources.cluster_helpers import certificate, with_tls
 from tests.resources.factories import ResourcePoolFactory
 from tests.resources.k8s_fake import TOKEN, FakeKubernetes, node
@@ -38,12 +38,8 @@ def root(db):
 @pytest.fixture(params=[("en-US", 1280), ("zh-CN", 1280), ("en-US", 390), ("zh-CN", 390)],
                 ids=["en-1280", "zh-1280", "en-390", "zh-390"])  # fmt: skip
 def tab(request, chromium, live_server):
-    locale, width = request.param
-    context = chromium.new_context(viewport={"width": width, "height": 900}, locale=locale)
-    page = Page(context.new_page(), live_server.url)
-    page.name = f"{locale[:2]}-{width}"
-    yield page
-    context.close()
+    with sized_tab(chromium, live_server, *request.param) as page:
+        yield page
     assert not page.errors, page.errors
 
 

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from tests.browser.conftest import SCREENSHOTS, Page
+from tests.browser.conftest import SCREENSHOTS, sized_tab
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,12 +26,8 @@ def demo(settings):
 @pytest.fixture(params=[("en-US", 1280), ("zh-CN", 1280), ("en-US", 390), ("zh-CN", 390)],
                 ids=["en-1280", "zh-1280", "en-390", "zh-390"])  # fmt: skip
 def tab(request, chromium, live_server):
-    locale, width = request.param
-    context = chromium.new_context(viewport={"width": width, "height": 900}, locale=locale)
-    page = Page(context.new_page(), live_server.url)
-    page.name = f"{locale[:2]}-{width}"
-    yield page
-    context.close()
+    with sized_tab(chromium, live_server, *request.param) as page:
+        yield page
     assert not page.errors, page.errors
 
 
