@@ -94,9 +94,9 @@ def sync_tools() -> dict[str, int]:
 @shared_task
 def end_debugging() -> list[int]:
     """Beat, every minute: jobs kept for the debug terminal whose hours are over are freed."""
-    from jobs.terminal import kept
+    from jobs.terminal import retention
 
-    return kept.discard_expired()
+    return retention.discard_expired()
 
 
 @shared_task(autoretry_for=(BackendError,), retry_backoff=5, max_retries=8)

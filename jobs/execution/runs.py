@@ -1,5 +1,5 @@
 """Attempts through the backend: start, follow, stop (SPEC E1, F7, O6; Q1 statuses); their
-end and what it makes of the job is jobs.execution.ends.
+end and what it makes of the job is jobs.execution.settle.
 
 Everything here is called from Celery tasks (and the stop view); every job move goes through
 jobs.lifecycle, so a job another worker moved first is left alone. The backend's calls all
@@ -21,7 +21,7 @@ from django.utils.translation import gettext_noop
 from console.words import said
 from jobs import lifecycle
 from jobs.backend import attempt_backend
-from jobs.execution import ends, notes, told, workloads
+from jobs.execution import cluster_events, settle, step_events, workloads
 from jobs.faults import prechecks
 from jobs.models import Attempt, Job, JobEvent, JobType, Phase, SubTask, UsageSample
 from resources import clusters
@@ -148,7 +148,7 @@ def _submit(attempt: Attempt, workload, runner) -> bool:
             )
         return False
     except (BackendError, ValueError, OSError) as exc:
-        ends.end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=f"could not start: {exc}"))
+        settle.end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=f"could not start: {exc}"))
         return False
     return True
 
@@ -172,7 +172,7 @@ def _submit_again(attempt: Attempt) -> None:
 
 def _fail_to_launch(job: Job, reason: str) -> None:
     message = said(gettext_noop("Could not launch: %(reason)s"), reason=reason)
-    ends.close(job, Phase.ERROR, message, JobEvent.Kind.ERROR)
+    settle.close(job, Phase.ERROR, message, JobEvent.Kind.ERROR)
 
 
 # --- follow --------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ def sync() -> int:
         "pk", flat=True
     ):
         start(pk)
-    ends.settle_left()  # jobs whose worker died while ending their attempt
+    settle.settle_left()  # jobs whose worker died while ending their attempt
     live = list(Attempt.objects.filter(ended_at__isnull=True).select_related("job", "subtask"))
     unreachable: dict[int, str] = {}
     for cluster_id in {a.cluster_id for a in live if a.cluster_id is not None}:
@@ -199,7 +199,7 @@ def sync() -> int:
     samples: dict[int, list[UsageSample]] = {}
     for attempt in live:
         if attempt.cluster_id in unreachable:
-            told.unreachable(attempt, unreachable[attempt.cluster_id])
+            cluster_events.unreachable(attempt, unreachable[attempt.cluster_id])
             continue
         try:
             follow(attempt, samples)
@@ -221,7 +221,7 @@ def follow(attempt: Attempt, samples: dict[int, list[UsageSample]] | None = None
                 if attempt.submit_tries
                 else "it was never started (the worker launching it stopped)"
             )
-            ends.end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=reason))
+            settle.end(attempt, WorkloadStatus(WorkloadState.FAILED, reason=reason))
         elif attempt.submit_tries or timezone.now() - attempt.created_at > timedelta(
             seconds=LAUNCH_GRACE_SECONDS
         ):
@@ -237,18 +237,18 @@ def follow(attempt: Attempt, samples: dict[int, list[UsageSample]] | None = None
             status = WorkloadStatus(
                 WorkloadState.FAILED, reason=str(exc) or "the backend lost track of it"
             )
-    notes.tell(attempt, status)  # data preparation, lifecycle scripts (SPEC J19, J23)
+    step_events.tell(attempt, status)  # data preparation, lifecycle scripts (SPEC J19, J23)
     if status.state.finished:
-        ends.end(attempt, status)
+        settle.end(attempt, status)
         return attempt.state
     if attempt.cluster_id is not None:
-        told.why(attempt, status)
+        cluster_events.why(attempt, status)
     if status.state == WorkloadState.RUNNING and attempt.state == Attempt.State.STARTING:
         _running(attempt)
     if attempt.state == Attempt.State.RUNNING:
         # The job follows its attempt (also when the worker that marked the attempt running
         # died before it moved the job); a no-op once the job is running.
-        ends.job_running(attempt.job, attempt)
+        settle.job_running(attempt.job, attempt)
         _expire_if_due(attempt)
         taken = _sample(attempt)
         if taken is not None:

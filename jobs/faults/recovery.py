@@ -225,7 +225,7 @@ def _diagnose(attempt: Attempt, status: WorkloadStatus):
     )
     fault_codes = set(limits.current().fault_exit_codes)
     exit_code = telling_exit_code(status.replicas, fault_codes)
-    if exit_code is None:  # settled from the row alone (jobs.execution.ends.settle_left)
+    if exit_code is None:  # settled from the row alone (jobs.execution.settle.settle_left)
         exit_code = attempt.exit_code
     cause = classify(
         exit_code=exit_code,

@@ -14,8 +14,8 @@ import heapq
 from bisect import bisect_left, insort
 from math import inf
 
-from jobs.scheduling.found import Found, tail_fit
 from jobs.scheduling.profile import Profile, Timeline
+from jobs.scheduling.search_result import Found, tail_fit
 from resources.capacity import Demand
 
 

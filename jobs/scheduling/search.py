@@ -23,10 +23,10 @@ from itertools import chain, repeat
 from math import inf
 
 from jobs.scheduling import nodes as by_node
-from jobs.scheduling.found import Found, tail_fit
 from jobs.scheduling.groups import SOLO, Group
 from jobs.scheduling.node_fit import choose, fit, to_mask
 from jobs.scheduling.profile import Profile, Timeline, demand_key
+from jobs.scheduling.search_result import Found, tail_fit
 from resources.capacity import Demand
 
 

@@ -12,7 +12,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from console import limits
-from jobs.execution import ends, runs
+from jobs.execution import runs, settle
 from jobs.models import Attempt, FaultRecord, Job, JobType, Phase, SubTask
 from resources.models import Allocation
 from tests.helpers import wait_until
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("local_runs")
 @pytest.fixture
 def dying_worker(monkeypatch):
     """While on, a worker ends attempts and then dies before settling their jobs."""
-    monkeypatch.setattr(ends, "_settle", lambda attempt, status: False)
+    monkeypatch.setattr(settle, "_settle", lambda attempt, status: False)
     return monkeypatch
 
 
@@ -51,18 +51,18 @@ def test_a_failed_attempt_a_dead_worker_left_ends_its_job_after_the_grace(
     attempt = ended_unsettled(job)
     dying_worker.undo()  # the next worker settles
     job.refresh_from_db()
-    assert attempt.state == Attempt.State.FAILED and job.phase in ends.LIVE
+    assert attempt.state == Attempt.State.FAILED and job.phase in settle.LIVE
     runs.sync()  # just ended: its own worker may still be settling it
     job.refresh_from_db()
-    assert job.phase in ends.LIVE
-    age(job, ends.SETTLE_GRACE_SECONDS + 1)
+    assert job.phase in settle.LIVE
+    age(job, settle.SETTLE_GRACE_SECONDS + 1)
     runs.sync()
     job.refresh_from_db()
     assert job.phase == Phase.ERROR
     assert job.reason == "Failed: worker 0 exited with code 3."
     assert job.started_at is not None and job.finished_at is not None
     assert not Allocation.objects.live().filter(holder_id=job.pk).exists()
-    assert ends.settle_left() == 0  # and only once
+    assert settle.settle_left() == 0  # and only once
     assert job.events.filter(phase=Phase.ERROR).count() == 1
 
 
@@ -75,12 +75,12 @@ def test_a_fault_a_dead_worker_left_still_restarts_the_job(
     admit_and_launch()
     ended_unsettled(job)
     dying_worker.undo()
-    age(job, ends.SETTLE_GRACE_SECONDS + 1)
-    assert ends.settle_left() == 1
+    age(job, settle.SETTLE_GRACE_SECONDS + 1)
+    assert settle.settle_left() == 1
     job.refresh_from_db()
     assert job.phase == Phase.QUEUED and job.restarts_used == 1
     assert FaultRecord.objects.get(job=job).item == "exit-code"
-    assert ends.settle_left() == 0
+    assert settle.settle_left() == 0
 
 
 def test_a_batch_whose_worker_died_between_sub_tasks_runs_the_next_one(
@@ -95,7 +95,7 @@ def test_a_batch_whose_worker_died_between_sub_tasks_runs_the_next_one(
     first = ended_unsettled(job)
     dying_worker.undo()
     assert first.state == Attempt.State.SUCCEEDED and job.attempts.count() == 1
-    age(job, ends.SETTLE_GRACE_SECONDS + 1)
+    age(job, settle.SETTLE_GRACE_SECONDS + 1)
     job = wait_for_phase(job, Phase.SUCCEEDED)
     assert list(job.attempts.order_by("number").values_list("subtask__index", "state")) == [
         (0, Attempt.State.SUCCEEDED),
@@ -114,7 +114,7 @@ def test_a_job_another_worker_is_settling_is_left_to_it(
 
     def other_worker():
         try:
-            with ends._settling(job.pk, wait=True):
+            with settle._settling(job.pk, wait=True):
                 holding.set()
                 release.wait(10)
         finally:
@@ -124,18 +124,18 @@ def test_a_job_another_worker_is_settling_is_left_to_it(
     thread.start()
     try:
         assert holding.wait(10)
-        assert ends.settle_left() == 0
+        assert settle.settle_left() == 0
         job.refresh_from_db()
         assert job.phase == Phase.STARTING
     finally:
         release.set()
         thread.join(10)
-    assert ends.settle_left() == 1
+    assert settle.settle_left() == 1
     job.refresh_from_db()
     assert job.phase == Phase.ERROR and job.reason == "Failed: it failed."
     with connection.cursor() as cursor:  # every settle lock was given back
         cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s",
-                       [ends.SETTLE_LOCK])  # fmt: skip
+                       [settle.SETTLE_LOCK])  # fmt: skip
         assert cursor.fetchone()[0] == 0
 
 
@@ -148,7 +148,7 @@ def test_a_job_with_a_live_attempt_or_never_started_is_not_settled(alice, vision
                            ended_at=long_ago)  # fmt: skip
     Attempt.objects.create(job=starting, number=2, backend="local", replicas=[],
                            workload_id=f"job-{starting.pk}-2", submitted_at=long_ago)  # fmt: skip
-    assert ends.settle_left() == 0
+    assert settle.settle_left() == 0
     for job in (queued, starting):
         old = job.phase
         job.refresh_from_db()
@@ -161,7 +161,7 @@ def test_a_job_whose_worker_died_as_it_began_running_says_running(
     job = make_job(alice, vision, run_cluster["cpu"], command="sleep 30",
                    graceful_shutdown_seconds=1)  # fmt: skip
     with monkeypatch.context() as dying:  # the attempt is marked running, the job is not
-        dying.setattr(ends, "job_running", lambda job, attempt: None)
+        dying.setattr(settle, "job_running", lambda job, attempt: None)
         admit_and_launch()
         wait_until(lambda: runs.sync() and job.attempts.get().state == Attempt.State.RUNNING,
                    30, 0.2)  # fmt: skip

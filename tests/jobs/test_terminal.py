@@ -18,7 +18,7 @@ from websockets.sync.client import connect
 from console.sharing import Access
 from jobs import permissions
 from jobs.models import Attempt, Phase
-from jobs.terminal import access, kept
+from jobs.terminal import access, retention
 from jobs.terminal.paths import PathStream
 from resources import identity
 from tests.helpers import wait_until
@@ -160,8 +160,8 @@ def test_a_failed_job_is_kept_for_its_hours_then_freed(web, settings, alice, vis
     assert "Open terminal" not in client.get(f"/jobs/{job.pk}/").content.decode()
     folder = settings.RUNS_DIR / attempt.workload_id / replica
     assert (folder / "workspace").exists()
-    assert kept.discard_expired() == [job.pk]
-    assert kept.discard_expired() == []  # a second run (or a duplicate task) does nothing
+    assert retention.discard_expired() == [job.pk]
+    assert retention.discard_expired() == []  # a second run (or a duplicate task) does nothing
     assert not (folder / "workspace").exists() and (folder / "log.txt").exists()
     assert job.events.filter(message__contains="Kept 4 hours for debugging").count() == 1
 
