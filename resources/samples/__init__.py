@@ -1,9 +1,9 @@
 """Programs shipped with the console, run as jobs: the demo algorithms, one per distributed
 mode, each a ``train.py`` that runs in seconds on CPU (``resnet_train``: single node;
 ``ddp_sample``: PyTorch DDP; ``tf_sample``: TensorFlow multi-worker; ``deepspeed_sample``;
-``mpi_sample``: gradients averaged with MPI, as Horovod does), and ``checkers/check_env.py``
-(what the end-to-end tests run to check a framework's environment). They run with the job's Python,
-not the console's, so they import nothing from the console."""
+``mpi_sample``: gradients averaged with MPI, as Horovod does). They run with the job's Python,
+not the console's, so they import nothing from the console. (The checker the tests run inside
+jobs is a test's, in tests/checkers/.)"""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ RESNET_TRAIN = HERE / "resnet_train"
 TF_SAMPLE = HERE / "tf_sample"
 DEEPSPEED_SAMPLE = HERE / "deepspeed_sample"
 MPI_SAMPLE = HERE / "mpi_sample"
-CHECK_ENV = HERE / "checkers" / "check_env.py"
 
 # Files that make the folder a Python package of the console, not part of the program.
 NOT_SHIPPED = {"__init__.py", "__pycache__"}

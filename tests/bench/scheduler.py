@@ -13,7 +13,7 @@ NODES = 1000
 
 
 def core_figures():
-    from jobs.scheduling.bench import bench
+    from tests.bench.scheduler_core import bench
 
     return [(f"core: {label}", figure) for label, figure in bench()]
 

@@ -1,18 +1,18 @@
 """Distributed jobs run for real (SPEC L2-L5): each replica sees what its framework expects,
-checked from inside the job by the shipped checker; MPI runs under OpenMPI; one failing
-node fails the job with its exit code."""
+checked from inside the job by the tests' checker (tests/checkers); MPI runs under OpenMPI;
+one failing node fails the job with its exit code."""
 
 from __future__ import annotations
 
 import re
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from jobs.models import Attempt, JobEvent, Phase
 from resources.models import Image
 from resources.mounts import storage_source
+from tests.checkers import CHECK_ENV
 from tests.jobs.execution_helpers import (
     admit_and_launch,
     log_of,
@@ -24,8 +24,6 @@ from tests.resources.factories import ImageFactory, NodeSpecFactory
 
 pytestmark = pytest.mark.usefixtures("local_runs")
 
-CHECKER = Path(__file__).resolve().parents[2] / "resources/samples/checkers/check_env.py"
-
 
 def checked_job(alice, vision, spec, mode: str, nodes: int, ps: int = 0, extra: str = ""):
     command = f"python3 /workspace/algorithm/check_env.py --mode {mode} --nodes {nodes}{extra}"
@@ -33,7 +31,7 @@ def checked_job(alice, vision, spec, mode: str, nodes: int, ps: int = 0, extra: 
         alice, vision, spec, mode=mode, node_count=nodes, ps_count=ps, command=command,
         graceful_shutdown_seconds=2,
     )  # fmt: skip
-    program(job, "check_env.py", CHECKER.read_text())
+    program(job, "check_env.py", CHECK_ENV.read_text())
     return job
 
 
@@ -71,7 +69,7 @@ def test_pytorch_variables_on_every_node_for_a_command_run_as_typed(alice, visio
         node_count=2,
         command='bash -c "python3 /workspace/algorithm/check_env.py --mode pytorch --nodes 2"',
     )
-    program(job, "check_env.py", CHECKER.read_text())
+    program(job, "check_env.py", CHECK_ENV.read_text())
     admit_and_launch()
     job = wait_for_phase(job, Phase.SUCCEEDED, Phase.ERROR)
     seen = logs(job)

@@ -1,10 +1,11 @@
-"""The programs shipped in resources/samples, run for real.
+"""The programs shipped in resources/samples, and the tests' checker, run for real.
 
-check_env.py runs with this interpreter against the environments the launch plans give
-(jobs.launch), hostfiles written where the local backend would put them. train.py runs with
-the PyTorch runtime (made once per machine under var/, reused by later runs; skipped with
-the reason when this machine cannot have it): alone, resumed, as a 2-node DDP job, stopped.
-The TensorFlow sample's ``own_ports`` is imported by the TensorFlow runtime's Python.
+tests/checkers/check_env.py runs with this interpreter against the environments the launch
+plans give (jobs.launch), hostfiles written where the local backend would put them. train.py
+runs with the PyTorch runtime (made once per machine under var/, reused by later runs;
+skipped with the reason when this machine cannot have it): alone, resumed, as a 2-node DDP
+job, stopped. The TensorFlow sample's ``own_ports`` is imported by the TensorFlow runtime's
+Python.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 from jobs.launch import LaunchRequest, plan
 from resources import samples
+from tests.checkers import CHECK_ENV
 
 PERFORMANCE_LINE = re.compile(
     r"^this iteration hardware time is \d+\.\d{3} and e2e time is \d+\.\d{3} ms\.$", re.M
@@ -32,7 +34,7 @@ PERFORMANCE_LINE = re.compile(
 
 
 def check_env(env, *args, python=sys.executable):
-    argv = [python, str(samples.CHECK_ENV), *args]
+    argv = [python, str(CHECK_ENV), *args]
     full_env = {"PATH": os.environ.get("PATH", ""), **env}
     return subprocess.run(argv, env=full_env, capture_output=True, text=True, timeout=60)
 
