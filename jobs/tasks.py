@@ -1,58 +1,27 @@
-"""Background work of the jobs app: the admission pass and the queue timeout (SPEC Q6)."""
+"""The jobs app's Celery tasks: what beat runs and what pages send. Nothing in the product
+imports this module (code below names a task to send it), so the work itself lives in the
+rooms below: the admission pass in jobs.scheduling.admission, runs in jobs.execution."""
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
 from celery import shared_task
 from celery.signals import worker_ready
-from django.utils import timezone
 
-from console import limits
 from console.db import release_pool
-from console.words import counted, said
-from jobs import lifecycle
-from jobs.models import Job, JobEvent, Phase
 from resources.backends.base import BackendError
 
 log = logging.getLogger(__name__)
-
-
-def fail_overdue_resubmissions(now=None) -> list[int]:
-    """Q6: a job resubmitted after a fault that waits longer than the admin's timeout ends
-    as error, with an event saying so."""
-    now = now or timezone.now()
-    minutes = limits.current().resubmit_queue_timeout_minutes
-    overdue = Job.objects.filter(
-        phase=Phase.QUEUED, resubmitted_at__lt=now - timedelta(minutes=minutes)
-    )
-    ended = []
-    for job in overdue:
-        message = said(
-            counted(
-                "Resubmitted after a fault, it waited more than %(n)s minute in the queue: the "
-                "cluster has no room for it. Ended as error.",
-                "Resubmitted after a fault, it waited more than %(n)s minutes in the queue: the "
-                "cluster has no room for it. Ended as error.",
-                "n",
-            ),
-            n=minutes,
-        )
-        if lifecycle.move(job, Phase.ERROR, message, kind=JobEvent.Kind.ERROR, reason=message):
-            ended.append(job.pk)
-    return ended
 
 
 @shared_task
 def admit() -> None:
     """One admission pass. Beat calls it every few seconds and views enqueue it on submit,
     stop and finish; a pass that finds another one running returns at once."""
-    from jobs.scheduling.db import prune_queue_changes, run_pass
+    from jobs.scheduling.admission import admission_pass
 
-    fail_overdue_resubmissions()
-    prune_queue_changes()
-    result = run_pass()
+    result = admission_pass()
     if result.admitted:
         log.info("admitted %s", result.admitted)
         from jobs import hooks

@@ -11,8 +11,9 @@ from django.db import connection
 from django.utils import timezone
 
 from jobs.models import Job, JobEvent, Phase, Status
+from jobs.scheduling.admission import fail_overdue_resubmissions
 from jobs.scheduling.db import LOCK_KEY, run_pass
-from jobs.tasks import admit, fail_overdue_resubmissions
+from jobs.tasks import admit
 from resources.models import Allocation
 from tests.helpers import wait_until
 from tests.jobs.factories import JobFactory
