@@ -8,7 +8,8 @@ class JobsConfig(AppConfig):
 
     def ready(self) -> None:
         from console import hooks as console_hooks
-        from jobs import connections, dashboard, inventory_links
+        from jobs import connections, inventory_links
+        from jobs.views import dashboard
         from resources import hooks
 
         hooks.usage_providers.append(inventory_links.live_jobs_using)
