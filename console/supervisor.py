@@ -189,55 +189,11 @@ def main() -> None:
 
     children = Children()
     try:
-        if not os.environ.get("DEMO_MODE", "").strip():
-            # `make run` is a demo, unless it serves production.
-            os.environ["DEMO_MODE"] = "0" if config.env_bool("PRODUCTION", False) else "1"
-        port = config.env_int("PORT", 8000, low=1, high=65535)
-        var_dir = Path(config.env_str("VAR_DIR") or BASE_DIR / "var").resolve()
-        var_dir.mkdir(parents=True, exist_ok=True)
-        prepare_services(var_dir)
-        # Every other variable is read here too, so a bad one stops us before anything starts.
-        from django.conf import settings
-
-        settings.INSTALLED_APPS  # noqa: B018
-        manage("migrate", "--noinput", "-v", "0")
-        if settings.EXECUTION_BACKEND == "local":
-            # Before the seed, which gives each demo image its runtime (PyTorch, TensorFlow,
-            # DeepSpeed); one that cannot be made here is reported and does not stop us.
-            manage("make_runtime")
-        manage("seed_demo")
-        python = sys.executable
-        # LOG_LEVEL=DEBUG also shows every task's "succeeded" line (console/celery.py).
-        celery_level = config.env_str("LOG_LEVEL", "INFO").upper()
-        # Off by default: an open job page asks for its log every second.
-        access = ["--access-logfile", "-"] if config.env_bool("ACCESS_LOG", False) else []
-        children.start(
-            "web",
-            [python, "-m", "gunicorn", "console.asgi:application", "--bind", f"127.0.0.1:{port}",
-             "--worker-class", "uvicorn_worker.UvicornWorker",
-             "--workers", config.env_str("WEB_WORKERS", "2"), "--graceful-timeout", "10", *access],
-        )  # fmt: skip
-        children.start(
-            "worker",
-            [python, "-m", "celery", "-A", "console", "worker",
-             "--concurrency", config.env_str("WORKER_CONCURRENCY", "2"), "--without-gossip",
-             "--without-mingle", "--loglevel", celery_level],
-        )  # fmt: skip
-        children.start(
-            "beat",
-            [python, "-m", "celery", "-A", "console", "beat", "--loglevel", celery_level,
-             "--schedule", str(var_dir / "celerybeat-schedule")],
-        )  # fmt: skip
+        port, var_dir = _prepare()
+        _start_children(children, port, var_dir)
         if wait_for_web(port, children):
             banner(port)
-        keeper = Keeper(var_dir)
-        while not stopping.is_set():
-            gone = children.exited()
-            if gone:
-                say(f"{gone[0]} exited with code {gone[1]}: stopping the others")
-                break
-            keeper.check()
-            stopping.wait(0.5)
+        _watch(children, var_dir, stopping)
     except config.ConfigError as exc:
         fail(str(exc))
     finally:
@@ -250,6 +206,68 @@ def main() -> None:
             _say_what_keeps_running()
     gone = children.exited()
     sys.exit(0 if stopping.is_set() else (gone[1] or 1) if gone else 0)
+
+
+def _prepare() -> tuple[int, Path]:
+    """Everything before the three processes start: the settings read, the servers checked
+    (or the embedded ones started), the database migrated and the demo seeded. Returns the
+    web server's port and the folder of the console's own state."""
+    if not os.environ.get("DEMO_MODE", "").strip():
+        # `make run` is a demo, unless it serves production.
+        os.environ["DEMO_MODE"] = "0" if config.env_bool("PRODUCTION", False) else "1"
+    port = config.env_int("PORT", 8000, low=1, high=65535)
+    var_dir = Path(config.env_str("VAR_DIR") or BASE_DIR / "var").resolve()
+    var_dir.mkdir(parents=True, exist_ok=True)
+    prepare_services(var_dir)
+    # Every other variable is read here too, so a bad one stops us before anything starts.
+    from django.conf import settings
+
+    settings.INSTALLED_APPS  # noqa: B018
+    manage("migrate", "--noinput", "-v", "0")
+    if settings.EXECUTION_BACKEND == "local":
+        # Before the seed, which gives each demo image its runtime (PyTorch, TensorFlow,
+        # DeepSpeed); one that cannot be made here is reported and does not stop us.
+        manage("make_runtime")
+    manage("seed_demo")
+    return port, var_dir
+
+
+def _start_children(children: Children, port: int, var_dir: Path) -> None:
+    """The web server, a Celery worker and Celery beat."""
+    python = sys.executable
+    # LOG_LEVEL=DEBUG also shows every task's "succeeded" line (console/celery.py).
+    celery_level = config.env_str("LOG_LEVEL", "INFO").upper()
+    # Off by default: an open job page asks for its log every second.
+    access = ["--access-logfile", "-"] if config.env_bool("ACCESS_LOG", False) else []
+    children.start(
+        "web",
+        [python, "-m", "gunicorn", "console.asgi:application", "--bind", f"127.0.0.1:{port}",
+         "--worker-class", "uvicorn_worker.UvicornWorker",
+         "--workers", config.env_str("WEB_WORKERS", "2"), "--graceful-timeout", "10", *access],
+    )  # fmt: skip
+    children.start(
+        "worker",
+        [python, "-m", "celery", "-A", "console", "worker",
+         "--concurrency", config.env_str("WORKER_CONCURRENCY", "2"), "--without-gossip",
+         "--without-mingle", "--loglevel", celery_level],
+    )  # fmt: skip
+    children.start(
+        "beat",
+        [python, "-m", "celery", "-A", "console", "beat", "--loglevel", celery_level,
+         "--schedule", str(var_dir / "celerybeat-schedule")],
+    )  # fmt: skip
+
+
+def _watch(children: Children, var_dir: Path, stopping: threading.Event) -> None:
+    """Until asked to stop or one of the three exits: keep the embedded servers up."""
+    keeper = Keeper(var_dir)
+    while not stopping.is_set():
+        gone = children.exited()
+        if gone:
+            say(f"{gone[0]} exited with code {gone[1]}: stopping the others")
+            break
+        keeper.check()
+        stopping.wait(0.5)
 
 
 class Keeper:

@@ -42,6 +42,28 @@ def create_job(data: dict, *, user, project, form, cloned_from: Job | None = Non
     The form checked the name and the urgent cap, but a concurrent submit may have taken
     either since: raises AlreadySubmitted, or operations.UrgentCapReached, and saves nothing.
     """
+    job = _unsaved_job(data, user=user, project=project, cloned_from=cloned_from)
+    if job.priority == Priority.URGENT:
+        operations.claim_urgent_place(project)
+    _save_new(job)
+    if not job.output_path:
+        # A folder of its own by default: no job finds another's checkpoints by accident.
+        job.output_path = storage.job_output_folder(user, job.name, job.pk)
+        Job.objects.filter(pk=job.pk).update(output_path=job.output_path)
+    _save_choices(job, data, form)
+    permissions.grant(job)
+    lifecycle.record(
+        job,
+        said(gettext_noop("Submitted by %(user)s: waiting in the queue."), user=user),
+        actor=user,
+    )
+    transaction.on_commit(hooks.queue_changed)
+    return job
+
+
+def _unsaved_job(data: dict, *, user, project, cloned_from: Job | None) -> Job:
+    """The job's own fields from the cleaned data, each option's settings only when the
+    option is on."""
     job = Job(owner=user, project=project, cloned_from=cloned_from)
     for name in JOB_FIELDS:
         setattr(job, name, data.get(name))
@@ -59,13 +81,12 @@ def create_job(data: dict, *, user, project, form, cloned_from: Job | None = Non
         job.algorithm = data.get("algorithm")
         job.algorithm_read_only = bool(data.get("algorithm_read_only"))
         job.command = data.get("command", "")
-    if job.priority == Priority.URGENT:
-        operations.claim_urgent_place(project)
-    _save_new(job)
-    if not job.output_path:
-        # A folder of its own by default: no job finds another's checkpoints by accident.
-        job.output_path = storage.job_output_folder(user, job.name, job.pk)
-        Job.objects.filter(pk=job.pk).update(output_path=job.output_path)
+    return job
+
+
+def _save_choices(job: Job, data: dict, form) -> None:
+    """The saved job's rows of its own: specs in order, sub-tasks, datasets, annotations,
+    models and volumes."""
     JobSpecChoice.objects.bulk_create(
         JobSpecChoice(job=job, spec=spec, order=i) for i, spec in enumerate(data["specs"])
     )
@@ -93,14 +114,6 @@ def create_job(data: dict, *, user, project, form, cloned_from: Job | None = Non
     )
     JobModel.objects.bulk_create(JobModel(job=job, version=v) for v in data.get("models") or [])
     JobVolume.objects.bulk_create(JobVolume(job=job, volume=v) for v in data.get("volumes") or [])
-    permissions.grant(job)
-    lifecycle.record(
-        job,
-        said(gettext_noop("Submitted by %(user)s: waiting in the queue."), user=user),
-        actor=user,
-    )
-    transaction.on_commit(hooks.queue_changed)
-    return job
 
 
 def _save_new(job: Job) -> None:

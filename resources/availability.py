@@ -194,49 +194,22 @@ def compute(
     answers are :mod:`resources.placement`'s, the same as the form's and admission's.
     """
     models = list(AcceleratorModel.objects.live())
-    specs = list(NodeSpec.objects.live().select_related("accelerator_model"))
-    if model_ids:
-        specs = [spec for spec in specs if spec.accelerator_model_id in set(model_ids)]
-    chosen = [spec for spec in specs if spec.pk in set(spec_ids)] or specs
+    specs, chosen = _specs(spec_ids, model_ids)
     live, now = load_nodes()
-    pools = project_pools(project)
-    if rules is None:
-        places = placement.places(pools)
-        shown = [n for n in now if user.is_staff or n.pool is None or n.pool in pools]
-    else:
-        places = [rules]
-        allowed = placement.allowed(now, rules)
-        shown = [] if isinstance(allowed, placement.NoAllowedNode) else allowed
+    places, shown = _places_and_shown(user, project_pools(project), now, rules)
     if model_ids:
         shown = [n for n in shown if n.state.model in set(model_ids)]
     rows = _rows([n.state for n in shown], specs, chosen)
     names = Names()
     pool_objects = ResourcePool.objects.in_bulk([w.pool for w in places if w.pool])
+    with_hints = rules is not None  # the form's panel: where it could start instead
     summaries = []
     for spec in chosen:
         demand = demand_of(spec)
-        answers = []
-        for where in places:
-            never = placement.never(live, where, [(demand, need)])
-            usable = placement.allowed(now, where)
-            usable = [] if isinstance(usable, placement.NoAllowedNode) else usable
-            counts = [fit_count(demand, node.state) for node in usable]
-            hints = []
-            if never and rules is not None:
-                hints.append(
-                    elsewhere_text(placement.elsewhere(live, where, [(demand, need)]), names)
-                )
-            answers.append(
-                PlaceAnswer(
-                    where=where,
-                    pool=pool_objects.get(where.pool),
-                    never=never_text(never, names) if never else "",
-                    now=sum(counts),
-                    nodes=sum(1 for count in counts if count),
-                    need=need,
-                    hints=[hint for hint in hints if hint],
-                )
-            )
+        answers = [
+            _answer(where, pool_objects.get(where.pool), demand, need, live, now, names, with_hints)
+            for where in places
+        ]
         summaries.append(SpecSummary(spec, answers))
     return Availability(
         rows=rows,
@@ -245,6 +218,51 @@ def compute(
         summaries=summaries,
         models=models,
         demand=hooks.queued_demand(),
+    )
+
+
+def _specs(spec_ids, model_ids) -> tuple[list[NodeSpec], list[NodeSpec]]:
+    """The live specs (of these accelerator models, if any are given), and the chosen ones
+    among them (all, if none is chosen)."""
+    specs = list(NodeSpec.objects.live().select_related("accelerator_model"))
+    if model_ids:
+        specs = [spec for spec in specs if spec.accelerator_model_id in set(model_ids)]
+    chosen = [spec for spec in specs if spec.pk in set(spec_ids)] or specs
+    return specs, chosen
+
+
+def _places_and_shown(user, pools: frozenset[int], now, rules: placement.Rules | None):
+    """Where the specs are answered, and the nodes the table shows. Without ``rules``: each
+    place the project's jobs may run, and every node the user may see; with them: those
+    rules' one place and the nodes they allow."""
+    if rules is None:
+        places = placement.places(pools)
+        shown = [n for n in now if user.is_staff or n.pool is None or n.pool in pools]
+    else:
+        places = [rules]
+        allowed = placement.allowed(now, rules)
+        shown = [] if isinstance(allowed, placement.NoAllowedNode) else allowed
+    return places, shown
+
+
+def _answer(where, pool, demand: Demand, need: int, live, now, names: Names, with_hints: bool):
+    """One spec in one place: whether a job could ever start there, how many replicas fit
+    now and on how many nodes, and (``with_hints``) where it could start instead."""
+    never = placement.never(live, where, [(demand, need)])
+    usable = placement.allowed(now, where)
+    usable = [] if isinstance(usable, placement.NoAllowedNode) else usable
+    counts = [fit_count(demand, node.state) for node in usable]
+    hints = []
+    if never and with_hints:
+        hints.append(elsewhere_text(placement.elsewhere(live, where, [(demand, need)]), names))
+    return PlaceAnswer(
+        where=where,
+        pool=pool,
+        never=never_text(never, names) if never else "",
+        now=sum(counts),
+        nodes=sum(1 for count in counts if count),
+        need=need,
+        hints=[hint for hint in hints if hint],
     )
 
 

@@ -92,21 +92,7 @@ def sync(
         for node in Node.objects.select_for_update().filter(source=source, cluster=cluster)
     }
     for info in infos:
-        model = _accelerator(info, models)
-        wanted = {
-            "status": Node.Status.READY if info.ready else Node.Status.NOT_READY,
-            "os_image": info.os_image,
-            "kernel": info.kernel,
-            "cpu_millicores": info.cpu_millicores,
-            "memory_mib": info.memory_mib,
-            "accelerator_model_id": model.pk if model else None,
-            "board_count": info.board_count if model else 0,
-            "slices_per_board": info.slices_per_board if model else 1,
-            "driver_version_id": getattr(
-                _driver(info, model.kind if model else VendorKind.CPU, drivers), "pk", None
-            ),
-            "labels": dict(info.labels),
-        }
+        wanted = _wanted(info, models, drivers)
         node = existing.pop(info.name, None)
         if node is None:
             if Node.objects.filter(name=info.name).exists():
@@ -128,7 +114,33 @@ def sync(
         node.last_heartbeat = now
         node.save(update_fields=[*changed, "last_heartbeat"])
         (report.updated if changed else report.unchanged).append(info.name)
-    for node in existing.values():
+    _forget_unreported(existing.values(), report)
+    return report
+
+
+def _wanted(info: NodeInfo, models: dict, drivers: dict) -> dict:
+    """The hardware facts of a node as the backend reports them (HARDWARE_FIELDS)."""
+    model = _accelerator(info, models)
+    return {
+        "status": Node.Status.READY if info.ready else Node.Status.NOT_READY,
+        "os_image": info.os_image,
+        "kernel": info.kernel,
+        "cpu_millicores": info.cpu_millicores,
+        "memory_mib": info.memory_mib,
+        "accelerator_model_id": model.pk if model else None,
+        "board_count": info.board_count if model else 0,
+        "slices_per_board": info.slices_per_board if model else 1,
+        "driver_version_id": getattr(
+            _driver(info, model.kind if model else VendorKind.CPU, drivers), "pk", None
+        ),
+        "labels": dict(info.labels),
+    }
+
+
+def _forget_unreported(nodes, report: SyncReport) -> None:
+    """Nodes the backend no longer reports: kept as not ready while allocations point at
+    them, else removed."""
+    for node in nodes:
         if node.allocations.exists():
             if node.status != Node.Status.NOT_READY:
                 node.status = Node.Status.NOT_READY
@@ -137,4 +149,3 @@ def sync(
         else:
             node.delete()
             report.removed.append(node.name)
-    return report

@@ -66,9 +66,7 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
     if job is None or (subtask is None and job.phase != Phase.ADMITTED):
         return None
     if subtask is None and job.job_type == JobType.BATCH:
-        # After a fault, the sub-tasks that succeeded are not run again.
-        done = job.attempts.filter(state=Attempt.State.SUCCEEDED).values("subtask_id")
-        subtask = job.subtasks.exclude(pk__in=done).order_by("index").first()
+        subtask = _first_unfinished(job)
     number = (job.attempts.aggregate(n=Max("number"))["n"] or 0) + 1
     try:
         workload = workloads.build(job, number, subtask)
@@ -79,6 +77,30 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
         return None
     if job.phase == Phase.ADMITTED and not prechecks.passed(job, workload):
         return None  # its nodes are isolated; it is back in the queue, or ended as error
+    attempt = _new_attempt(job, number, subtask, workload, runner.name, cluster_id)
+    if attempt is None or not _submit(attempt, workload, runner):
+        return None
+    attempt.submitted_at = timezone.now()
+    Attempt.objects.filter(pk=attempt.pk).update(submitted_at=attempt.submitted_at)
+    if subtask is not None and job.job_type == JobType.BATCH:
+        _record_subtask_started(job, subtask)
+    # A stop that came between the attempt's row and the submit found nothing to stop.
+    attempt.refresh_from_db(fields=["stop_cause"])
+    if attempt.stop_cause:
+        runner.stop(attempt.workload_id, job.graceful_shutdown_seconds)
+    return attempt
+
+
+def _first_unfinished(job: Job) -> SubTask | None:
+    """A batch job's first sub-task not done yet: after a fault, the sub-tasks that
+    succeeded are not run again."""
+    done = job.attempts.filter(state=Attempt.State.SUCCEEDED).values("subtask_id")
+    return job.subtasks.exclude(pk__in=done).order_by("index").first()
+
+
+def _new_attempt(job: Job, number: int, subtask, workload, backend: str, cluster_id):
+    """The attempt's row, and the job moved to starting (with the nodes it starts on) if it
+    was admitted. None when another worker moved the job first."""
     replicas = [
         {
             "name": r.name,
@@ -96,35 +118,28 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
             message = said(gettext_noop("Starting on %(nodes)s."), nodes=nodes)
             if not lifecycle.move(job, Phase.STARTING, message):
                 return None
-        attempt = Attempt.objects.create(
+        return Attempt.objects.create(
             job=job,
             number=number,
             subtask=subtask,
-            backend=runner.name,
+            backend=backend,
             cluster_id=cluster_id,
             workload_id=workload.id,
             replicas=replicas,
         )
-    if not _submit(attempt, workload, runner):
-        return None
-    attempt.submitted_at = timezone.now()
-    Attempt.objects.filter(pk=attempt.pk).update(submitted_at=attempt.submitted_at)
-    if subtask is not None and job.job_type == JobType.BATCH:
-        count = job.subtasks.count()
-        lifecycle.record(
-            job,
-            said(
-                gettext_noop("Sub-task %(i)s of %(n)s started: %(command)s"),
-                i=subtask.index + 1,
-                n=count,
-                command=subtask.command[:300],
-            ),
-        )
-    # A stop that came between the attempt's row and the submit found nothing to stop.
-    attempt.refresh_from_db(fields=["stop_cause"])
-    if attempt.stop_cause:
-        runner.stop(attempt.workload_id, job.graceful_shutdown_seconds)
-    return attempt
+
+
+def _record_subtask_started(job: Job, subtask: SubTask) -> None:
+    count = job.subtasks.count()
+    lifecycle.record(
+        job,
+        said(
+            gettext_noop("Sub-task %(i)s of %(n)s started: %(command)s"),
+            i=subtask.index + 1,
+            n=count,
+            command=subtask.command[:300],
+        ),
+    )
 
 
 def _submit(attempt: Attempt, workload, runner) -> bool:

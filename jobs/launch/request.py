@@ -55,6 +55,25 @@ class LaunchRequest:
     subdomain: str = ""
 
     def __post_init__(self) -> None:
+        self._check_job()
+        self._check_resources()
+        self._check_names()
+        mounts = tuple(self.mounts)
+        for mount in mounts:
+            _require(
+                all(hasattr(mount, a) for a in ("source", "target", "read_only")),
+                f"not a mount (needs source, target, read_only): {mount!r}",
+            )
+            _require(str(mount.target).startswith("/"), f"mount target is not absolute: {mount!r}")
+        # Copies, so that the caller's later edits cannot change a request or its plans.
+        object.__setattr__(self, "mounts", mounts)
+        object.__setattr__(self, "extra_env", dict(self.extra_env))
+        object.__setattr__(self, "boards", float(self.boards))
+        if self.slots == 0:
+            object.__setattr__(self, "slots", slots_for(self.boards))
+
+    def _check_job(self) -> None:
+        """The job's name, mode, command and node count."""
         _require(
             DNS_LABEL.fullmatch(self.job_name or "") is not None,
             f"job name is not a DNS label: {self.job_name!r}",
@@ -66,6 +85,9 @@ class LaunchRequest:
             self.mode != "single" or self.node_count == 1,
             f"single-node mode runs on exactly one node, not {self.node_count}",
         )
+
+    def _check_resources(self) -> None:
+        """What each node and each parameter server gets."""
         _require(
             math.isfinite(self.boards) and self.boards >= 0,
             f"boards must be a non-negative number: {self.boards}",
@@ -85,6 +107,9 @@ class LaunchRequest:
             self.ps_cpu_millicores > 0 and self.ps_memory_mib > 0,
             "a parameter server needs some CPU and memory",
         )
+
+    def _check_names(self) -> None:
+        """The port, the output sub-folder, the subdomain and the environment's names."""
         # Any TCP port is accepted (the seed's PyTorch example uses 2222); port_for keeps
         # real jobs inside PORT_RANGE.
         _require(1 <= self.port <= 65535, f"not a TCP port: {self.port}")
@@ -102,19 +127,6 @@ class LaunchRequest:
                 f"not an environment variable name: {name!r}",
             )
             _require(isinstance(value, str), f"environment value of {name} is not a string")
-        mounts = tuple(self.mounts)
-        for mount in mounts:
-            _require(
-                all(hasattr(mount, a) for a in ("source", "target", "read_only")),
-                f"not a mount (needs source, target, read_only): {mount!r}",
-            )
-            _require(str(mount.target).startswith("/"), f"mount target is not absolute: {mount!r}")
-        # Copies, so that the caller's later edits cannot change a request or its plans.
-        object.__setattr__(self, "mounts", mounts)
-        object.__setattr__(self, "extra_env", dict(self.extra_env))
-        object.__setattr__(self, "boards", float(self.boards))
-        if self.slots == 0:
-            object.__setattr__(self, "slots", slots_for(self.boards))
 
     @property
     def process_count(self) -> int:

@@ -84,13 +84,12 @@ def _found(start: float, counts: dict[int, int]) -> Found:
 def _walk(profile, order, moved, demand, key, duration, need, horizon, budget, indices, enough):
     """The search proper. ``order``: the nodes waiting for their first room, sorted heap
     entries walked beside the heap (never changed here: new bounds go to ``moved``)."""
-    timelines, now = profile.timelines, profile.origin
+    timelines = profile.timelines
     # Heap entries: (time, 0 = recount then | 1 = may shrink after, node, version). Version
     # -1 marks a node not counted yet, waiting at a lower bound of its first room.
     heap: list[tuple[float, int, int, int]] = []
     counts: dict[int, int] = {}  # nodes not in it fit none for now
     version: dict[int, int] = {}
-    total = evaluations = 0
     # The shapes' answers, looked up here rather than through Timeline's methods: a walk
     # asks them for every node event, and most are known (see profile.Shapes).
     runs, windows = profile.shapes.runs, profile.shapes.windows
@@ -113,8 +112,23 @@ def _walk(profile, order, moved, demand, key, duration, need, horizon, budget, i
         shape = tl.shape if tl.shape is not None else tl.shape_id()
         return windows.get((shape, key, duration, t)) or tl.window(demand, key, duration, t)
 
-    pos = bisect_left(order, (now, 1))  # order[:pos]: the nodes with room at the origin
-    roomy = [entry[2] for entry in order[:pos]]
+    state = (heap, counts, version, refresh, evaluate)
+    pos = bisect_left(order, (profile.origin, 1))  # order[:pos]: the nodes with room now
+    counted = _at_origin(profile, order[:pos], moved, need, enough, state)
+    if isinstance(counted, Found):
+        return counted
+    heapq.heapify(heap)
+    return _steps(profile, order, pos, demand, need, horizon, budget, indices, state, counted)
+
+
+def _at_origin(profile, roomy_entries, moved, need, enough, state):
+    """Count the nodes with room at the origin, fullest first when there are more than
+    ``enough``. Returns the Found when enough fit then, else what the walk goes on from:
+    the total and the evaluations made."""
+    heap, counts, version, refresh, evaluate = state
+    timelines, now = profile.timelines, profile.origin
+    total = evaluations = 0
+    roomy = [entry[2] for entry in roomy_entries]
     if len(roomy) > enough:
         # Fullest first, ties in inventory order; usually a few nodes are enough, so the
         # order is taken lazily from a heap rather than sorting every node with room.
@@ -139,8 +153,14 @@ def _walk(profile, order, moved, demand, key, duration, need, horizon, budget, i
             heap.append((shrinks, 1, index, 0))
     if total >= need:
         return _found(now, counts)
-    heapq.heapify(heap)
-    size = len(order)
+    return total, evaluations
+
+
+def _steps(profile, order, pos, demand, need, horizon, budget, indices, state, counted):
+    """The walk's loop: time by time, recount the nodes due then."""
+    heap, counts, version, refresh, evaluate = state
+    total, evaluations = counted
+    timelines, size = profile.timelines, len(order)
     stale: set[int] = set()  # nodes whose count may have shrunk since they were evaluated
     while heap or pos < size:
         # The next entry of the two sorted sources: the walked order and the heap.
@@ -158,19 +178,7 @@ def _walk(profile, order, moved, demand, key, duration, need, horizon, budget, i
             return None
         if seen >= 0 or refresh(index, t):
             stale.add(index)
-        while True:  # every other recount due at t
-            if pos < size and (not heap or order[pos] < heap[0]):
-                entry = order[pos]
-                if entry[0] != t:
-                    break
-                pos += 1
-            elif heap and heap[0][0] == t and heap[0][1] == 0:
-                entry = heapq.heappop(heap)
-            else:
-                break
-            other, seen = entry[2], entry[3]
-            if seen == version.get(other, -1) and (seen >= 0 or refresh(other, t)):
-                stale.add(other)
+        pos = _due_at(t, order, pos, heap, version, refresh, stale)
         for index in stale:
             n, recheck, shrinks = evaluate(timelines[index], t)
             total += n - counts.get(index, 0)
@@ -188,3 +196,23 @@ def _walk(profile, order, moved, demand, key, duration, need, horizon, budget, i
             found = tail_fit(profile, indices, demand, need)
             return found if found.start <= horizon else None
     return None
+
+
+def _due_at(t, order, pos, heap, version, refresh, due: set[int]) -> int:
+    """Add every other node whose recount is due at ``t`` to ``due``, taking their entries
+    from both sources; returns the walked order's next position."""
+    size = len(order)
+    while True:
+        if pos < size and (not heap or order[pos] < heap[0]):
+            entry = order[pos]
+            if entry[0] != t:
+                break
+            pos += 1
+        elif heap and heap[0][0] == t and heap[0][1] == 0:
+            entry = heapq.heappop(heap)
+        else:
+            break
+        other, seen = entry[2], entry[3]
+        if seen == version.get(other, -1) and (seen >= 0 or refresh(other, t)):
+            due.add(other)
+    return pos

@@ -183,12 +183,52 @@ def _steps(profile, group, key, duration, need, horizon, budget, indices, state)
     """The walk's loop: time by time, recount the shapes due then."""
     heap, pos, counts, version, total, evaluations, ready = state
     members, order, size, unsure = group.members, group.order, len(group.order), group.unsure
-    windows, demand, timelines = profile.shapes.windows, group.demand, profile.timelines
+    recount = _recounter(profile, group, key, duration, heap, counts, version)
     # Shapes whose count may have shrunk since they were counted: their old count stays in
     # ``total`` as a bound (it holds until their next recount, which is due anyway), and
     # they are counted again only when the bound reaches ``need`` — most never are.
     shrunk: set[int] = set()
     due: set[int] = set()  # shapes to count at t
+    while heap or pos < size:
+        # The next entry of the two sorted sources: the walked order and the heap.
+        if pos < size and (not heap or order[pos] < heap[0]):
+            t, kind, shape, seen = order[pos]
+            pos += 1
+        else:
+            t, kind, shape, seen = heapq.heappop(heap)
+        if seen != version.get(shape, -1):
+            continue
+        if kind == 1:
+            shrunk.add(shape)
+            continue
+        if t > horizon:
+            return None
+        if seen >= 0 or shape not in unsure or ready(shape, t):
+            due.add(shape)
+        pos = _due_at(t, order, pos, heap, version, unsure, ready, due)
+        if not due:
+            continue
+        shrunk -= due
+        added, weight = recount(due, t)
+        total, evaluations = total + added, evaluations + weight
+        due.clear()
+        if total >= need and shrunk:
+            added, weight = recount(shrunk, t)
+            total, evaluations = total + added, evaluations + weight
+            shrunk.clear()
+        if total >= need:
+            return Found(t, [(n, list(members[shape])) for shape, n in counts.items() if n])
+        if evaluations > budget:
+            found = tail_fit(profile, indices, group.demand, need)
+            return found if found.start <= horizon else None
+    return None
+
+
+def _recounter(profile, group, key, duration, heap, counts, version):
+    """The walk's recount: ``recount(shapes, t)`` counts these shapes at t, moves their
+    versions on and queues their next events."""
+    members, demand = group.members, group.demand
+    windows, timelines = profile.shapes.windows, profile.timelines
 
     def recount(shapes: set[int], t: float) -> tuple[int, int]:
         """Count these shapes at t: the change to the total, and the nodes counted."""
@@ -209,53 +249,27 @@ def _steps(profile, group, key, duration, need, horizon, budget, indices, state)
                 heapq.heappush(heap, (shrinks, 1, shape, v))
         return added, weight
 
-    while heap or pos < size:
-        # The next entry of the two sorted sources: the walked order and the heap.
+    return recount
+
+
+def _due_at(t, order, pos, heap, version, unsure, ready, due: set[int]) -> int:
+    """Add every other shape whose recount is due at ``t`` to ``due``, taking their entries
+    from both sources; returns the walked order's next position."""
+    size = len(order)
+    while True:
         if pos < size and (not heap or order[pos] < heap[0]):
-            t, kind, shape, seen = order[pos]
-            pos += 1
-        else:
-            t, kind, shape, seen = heapq.heappop(heap)
-        if seen != version.get(shape, -1):
-            continue
-        if kind == 1:
-            shrunk.add(shape)
-            continue
-        if t > horizon:
-            return None
-        if seen >= 0 or shape not in unsure or ready(shape, t):
-            due.add(shape)
-        while True:  # every other recount due at t
-            if pos < size and (not heap or order[pos] < heap[0]):
-                entry = order[pos]
-                if entry[0] != t:
-                    break
-                pos += 1
-            elif heap and heap[0][0] == t and heap[0][1] == 0:
-                entry = heapq.heappop(heap)
-            else:
+            entry = order[pos]
+            if entry[0] != t:
                 break
-            other, seen = entry[2], entry[3]
-            if seen == version.get(other, -1) and (
-                seen >= 0 or other not in unsure or ready(other, t)
-            ):
-                due.add(other)
-        if not due:
-            continue
-        shrunk -= due
-        added, weight = recount(due, t)
-        total, evaluations = total + added, evaluations + weight
-        due.clear()
-        if total >= need and shrunk:
-            added, weight = recount(shrunk, t)
-            total, evaluations = total + added, evaluations + weight
-            shrunk.clear()
-        if total >= need:
-            return Found(t, [(n, list(members[shape])) for shape, n in counts.items() if n])
-        if evaluations > budget:
-            found = tail_fit(profile, indices, demand, need)
-            return found if found.start <= horizon else None
-    return None
+            pos += 1
+        elif heap and heap[0][0] == t and heap[0][1] == 0:
+            entry = heapq.heappop(heap)
+        else:
+            break
+        other, seen = entry[2], entry[3]
+        if seen == version.get(other, -1) and (seen >= 0 or other not in unsure or ready(other, t)):
+            due.add(other)
+    return pos
 
 
 def place(

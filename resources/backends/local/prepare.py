@@ -10,7 +10,7 @@ import re
 from functools import partial
 from pathlib import Path
 
-from resources.backends.base import DEFAULT_PATH, BackendError, Workload
+from resources.backends.base import DEFAULT_PATH, BackendError, ReplicaSpec, Workload
 from resources.backends.local import host, users
 from resources.backends.local.layout import (
     FOLDER_NAME,
@@ -118,88 +118,141 @@ def lay_out(
     for position, replica in enumerate(replicas):
         real_dir = str(folder / replica.name)
         work = staging / replica.name
-        host.make_dirs(work)
-        for sub in ("workspace", "home", "tmp"):
-            host.make_dirs(work / sub)
-            users.give_to(work / sub, user)
+        _make_private_folders(work, user)
         rewrite = partial(
             localize,
             replica_dir=real_dir,
             paths=rewritten_paths(replica.files, (m[1] for m in replica.mounts)),
             hosts=host_map(names, addresses, own=addresses[position]),
         )
-        for source, target, _read_only in replica.mounts:
-            link = Path(real_path(target, str(work)))
-            host.make_dirs(link.parent)
-            link.symlink_to(source)
-        if not any(str(Path(m[1])) == OUTPUTS for m in replica.mounts):
-            host.make_dirs(work / "workspace" / "outputs")
-            users.give_to(work / "workspace" / "outputs", user)
-        for path, text in replica.files.items():
-            # Every replica here is on this machine, one node or many: a launcher (mpirun,
-            # deepspeed) given its own replica's name would reach it over ssh.
-            local = local_hostfile(text, every_name)
-            target = Path(real_path(path, str(work)))
-            host.make_dirs(target.parent)
-            target.write_text(local if local is not None else rewrite(text), encoding="utf-8")
-            target.chmod(0o644)
-        base = {
-            "PATH": users.searchable_path(os.environ.get("PATH") or DEFAULT_PATH, user),
-            "LANG": "C.UTF-8",
-            "HOME": f"{real_dir}/home",
-            "TMPDIR": f"{real_dir}/tmp",
-            "USER": user.name if user else os.environ.get("USER", ""),
-            "LOGNAME": user.name if user else os.environ.get("USER", ""),
-            "HOSTNAME": replica.name,
-            "PYTHONUNBUFFERED": "1",  # live logs: Python buffers a file's output otherwise
-            # Set, if empty, as an image would set it: seed 000's mpirun prefix forwards it
-            # (-x LD_LIBRARY_PATH), and Open MPI warns in the log of every MPI job without it.
-            "LD_LIBRARY_PATH": "",
-        }
+        _link_mounts(replica, work, user)
+        _write_files(replica, work, every_name, rewrite)
         env = replica_env(
-            base=base,
+            base=_base_env(replica, real_dir, user),
             plan_env=replica.env,
             localize_text=rewrite,
             slots=replica.slots,
             address=addresses[position],
             marker=(host.MARKER, str(folder)),
         )
-        isolation = None
-        if hidden is not None and user is not None:
-            sources = sorted({str(Path(m[0]).resolve()): m[2] for m in replica.mounts}.items())
-            isolation = {
-                "hidden": list(hidden),
-                "binds": [[real_dir, False], *([s, ro] for s, ro in sources)],
-                "uid": user.uid,
-                "gid": user.gid,
-                "groups": [user.gid, *user.groups],
-                "cwd": f"{real_dir}/workspace",
-            }
+        isolation = _isolation(replica, real_dir, user, hidden)
         launch_replicas.append(
-            {
-                "isolation": isolation,
-                "name": replica.name,
-                "label": replica.label,
-                "dir": real_dir,
-                "cwd": f"{real_dir}/workspace",
-                # The plan has already filled in $VARIABLES (jobs.launch.commands).
-                "argv": [rewrite(arg) for arg in replica.argv],
-                "program": replica.argv[0] if replica.argv else "",
-                "env": env,
-                "address": addresses[position],
-                "peer_port": PEER_PORT,
-                "runs_entry": replica.runs_entry,
-                "awaited": replica.awaited,
-                "node": replica.node,
-                "mount_targets": [str(Path(m[1])) for m in replica.mounts],
-                # Shell text: /workspace paths and peers' names rewritten like the argv.
-                "scripts": {
-                    point: rewrite(text)
-                    for point in ("before_start", "on_failure", "after_stop")
-                    if (text := getattr(workload.scripts, point))
-                },
-            }
+            _launch_replica(
+                workload, replica, real_dir, addresses[position], env, isolation, rewrite
+            )
         )
+    return _launch_file(workload, block, user, launch_replicas, cache)
+
+
+def _make_private_folders(work: Path, user: users.JobUser | None) -> None:
+    """The replica's own folder, with its workspace, home and tmp given to the job user."""
+    host.make_dirs(work)
+    for sub in ("workspace", "home", "tmp"):
+        host.make_dirs(work / sub)
+        users.give_to(work / sub, user)
+
+
+def _link_mounts(replica: ReplicaSpec, work: Path, user: users.JobUser | None) -> None:
+    """Each mount as a link to its source where the job sees it, and an outputs folder of
+    the replica's own when no mount provides one."""
+    for source, target, _read_only in replica.mounts:
+        link = Path(real_path(target, str(work)))
+        host.make_dirs(link.parent)
+        link.symlink_to(source)
+    if not any(str(Path(m[1])) == OUTPUTS for m in replica.mounts):
+        host.make_dirs(work / "workspace" / "outputs")
+        users.give_to(work / "workspace" / "outputs", user)
+
+
+def _write_files(replica: ReplicaSpec, work: Path, every_name: set[str], rewrite) -> None:
+    """The plan's files (hostfiles, scripts), rewritten for this machine."""
+    for path, text in replica.files.items():
+        # Every replica here is on this machine, one node or many: a launcher (mpirun,
+        # deepspeed) given its own replica's name would reach it over ssh.
+        local = local_hostfile(text, every_name)
+        target = Path(real_path(path, str(work)))
+        host.make_dirs(target.parent)
+        target.write_text(local if local is not None else rewrite(text), encoding="utf-8")
+        target.chmod(0o644)
+
+
+def _base_env(replica: ReplicaSpec, real_dir: str, user: users.JobUser | None) -> dict[str, str]:
+    """The environment every replica starts from, before the plan's own variables."""
+    return {
+        "PATH": users.searchable_path(os.environ.get("PATH") or DEFAULT_PATH, user),
+        "LANG": "C.UTF-8",
+        "HOME": f"{real_dir}/home",
+        "TMPDIR": f"{real_dir}/tmp",
+        "USER": user.name if user else os.environ.get("USER", ""),
+        "LOGNAME": user.name if user else os.environ.get("USER", ""),
+        "HOSTNAME": replica.name,
+        "PYTHONUNBUFFERED": "1",  # live logs: Python buffers a file's output otherwise
+        # Set, if empty, as an image would set it: seed 000's mpirun prefix forwards it
+        # (-x LD_LIBRARY_PATH), and Open MPI warns in the log of every MPI job without it.
+        "LD_LIBRARY_PATH": "",
+    }
+
+
+def _isolation(
+    replica: ReplicaSpec, real_dir: str, user: users.JobUser | None, hidden: tuple[str, ...] | None
+) -> dict | None:
+    """What an isolated replica's namespace shows and who it runs as; None when not isolated."""
+    if hidden is None or user is None:
+        return None
+    sources = sorted({str(Path(m[0]).resolve()): m[2] for m in replica.mounts}.items())
+    return {
+        "hidden": list(hidden),
+        "binds": [[real_dir, False], *([s, ro] for s, ro in sources)],
+        "uid": user.uid,
+        "gid": user.gid,
+        "groups": [user.gid, *user.groups],
+        "cwd": f"{real_dir}/workspace",
+    }
+
+
+def _launch_replica(
+    workload: Workload,
+    replica: ReplicaSpec,
+    real_dir: str,
+    address: str,
+    env: dict,
+    isolation,
+    rewrite,
+) -> dict:
+    """One replica's entry in ``launch.json``."""
+    return {
+        "isolation": isolation,
+        "name": replica.name,
+        "label": replica.label,
+        "dir": real_dir,
+        "cwd": f"{real_dir}/workspace",
+        # The plan has already filled in $VARIABLES (jobs.launch.commands).
+        "argv": [rewrite(arg) for arg in replica.argv],
+        "program": replica.argv[0] if replica.argv else "",
+        "env": env,
+        "address": address,
+        "peer_port": PEER_PORT,
+        "runs_entry": replica.runs_entry,
+        "awaited": replica.awaited,
+        "node": replica.node,
+        "mount_targets": [str(Path(m[1])) for m in replica.mounts],
+        # Shell text: /workspace paths and peers' names rewritten like the argv.
+        "scripts": {
+            point: rewrite(text)
+            for point in ("before_start", "on_failure", "after_stop")
+            if (text := getattr(workload.scripts, point))
+        },
+    }
+
+
+def _launch_file(
+    workload: Workload,
+    block: tuple[int, int],
+    user: users.JobUser | None,
+    launch_replicas: list[dict],
+    cache: Path | None,
+) -> dict:
+    """``launch.json`` as a whole: the workload's settings and its replicas' entries."""
     return {
         "id": workload.id,
         "block": list(block),

@@ -28,6 +28,7 @@ import re
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -129,14 +130,30 @@ def shown(path) -> str:
     return os.path.abspath(path)
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    signal.signal(signal.SIGTERM, Stop.on_signal)
-    # Tiny model, several processes per machine: more threads would only fight over cores.
-    torch.set_num_threads(1)
+@dataclass(frozen=True)
+class Process:
+    """This process among the job's: its rank of ``world``, whether it writes checkpoints
+    and TensorBoard scalars, and whether it prints (one voice per node)."""
+
+    rank: int
+    world: int
+    writes: bool
+    talks: bool
+
+    @property
+    def distributed(self) -> bool:
+        return self.world > 1
+
+    def say(self, line):
+        if self.talks:
+            print(line, flush=True)
+
+
+def join(local_rank: int) -> Process:
+    """Join the job's processes (WORLD_SIZE and the launcher's variables), if there are
+    several."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
-    distributed = world > 1
-    if distributed:
+    if world > 1:
         dist.init_process_group("gloo", timeout=timedelta(minutes=5))
         rank = dist.get_rank()
         writes = rank == 0
@@ -144,57 +161,78 @@ def main(argv=None) -> int:
         rank = 0
         # Under mpirun every process trains alone: only the first one writes checkpoints.
         writes = os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0")) == "0"
-    talks = args.local_rank == 0  # one voice per node: the node's log is what is read
+    # One voice per node: the node's log is what is read.
+    return Process(rank, world, writes, talks=local_rank == 0)
 
-    def say(line):
-        if talks:
-            print(line, flush=True)
 
+def resume(output: Path, model, optimizer) -> int:
+    """Load the newest checkpoint in ``output``; the step to go on from (0 without one)."""
+    newest = newest_checkpoint(output)
+    if newest is None:
+        print(f"no checkpoint in {shown(output)}: starting from step 0", flush=True)
+        return 0
+    state = torch.load(newest, map_location="cpu")
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    print(f"resumed from {shown(newest)} (step {state['step']})", flush=True)
+    return state["step"]
+
+
+def train_step(net, optimizer, loss_fn, data, index):
+    """One step on this process's share of the batch (DDP averages the gradients).
+    Returns the loss and the step's time (ms)."""
+    inputs, labels = data
+    compute = time.perf_counter()
+    optimizer.zero_grad()
+    loss = loss_fn(net(inputs[index]), labels[index])
+    loss.backward()
+    optimizer.step()
+    return loss, (time.perf_counter() - compute) * 1000
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, Stop.on_signal)
+    # Tiny model, several processes per machine: more threads would only fight over cores.
+    torch.set_num_threads(1)
+    me = join(args.local_rank)
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(FEATURES, 64), nn.ReLU(), nn.Linear(64, CLASSES))
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
     output = Path(args.output)
-    start = torch.tensor([0])
-    if writes:
-        newest = newest_checkpoint(output)
-        if newest is not None:
-            state = torch.load(newest, map_location="cpu")
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            start[0] = state["step"]
-            print(f"resumed from {shown(newest)} (step {state['step']})", flush=True)
-        else:
-            print(f"no checkpoint in {shown(output)}: starting from step 0", flush=True)
-    if distributed:
+    start = torch.tensor([resume(output, model, optimizer) if me.writes else 0])
+    if me.distributed:
         dist.broadcast(start, src=0)  # the others start where rank 0 resumed
         # Wrapping broadcasts rank 0's parameters: nobody else needs the checkpoint file.
         net = DistributedDataParallel(model)
     else:
         net = model
+    return train(args, me, net, model, optimizer, int(start.item()))
+
+
+def train(args, me: Process, net, model, optimizer, step: int) -> int:
+    """The steps from ``step`` on; the exit code: 143 when stopped by SIGTERM (after a
+    save), 1 when the loss diverged, else 0."""
+    say, rank, world = me.say, me.rank, me.world
     inputs, labels = dataset()
     steps_per_epoch = max(1, SAMPLES // (args.batch_size * world))
     total = args.steps or args.epochs * steps_per_epoch
-    step = int(start.item())
+    output = Path(args.output)
     stopped = False
     say(f"training: {world} process(es), {steps_per_epoch} steps per epoch, steps {step}..{total}")
-    writer = SummaryWriter(str(output / "tensorboard")) if writes else None
+    writer = SummaryWriter(str(output / "tensorboard")) if me.writes else None
     loss_fn = nn.CrossEntropyLoss()
     while step < total:
         began = time.perf_counter()
         index = batch_indices(step, steps_per_epoch, args.batch_size, rank, world)
-        compute = time.perf_counter()
-        optimizer.zero_grad()
-        loss = loss_fn(net(inputs[index]), labels[index])
-        loss.backward()
-        optimizer.step()
-        hardware_ms = (time.perf_counter() - compute) * 1000
+        loss, hardware_ms = train_step(net, optimizer, loss_fn, (inputs, labels), index)
         step += 1
         time.sleep(args.sleep)
-        stopping, diverged = agree([Stop.requested, not math.isfinite(loss.item())], distributed)
+        stopping, diverged = agree([Stop.requested, not math.isfinite(loss.item())], me.distributed)
         if diverged:
             print(f"loss is not finite at step {step}: diverged (is --lr too high?)",
                   file=sys.stderr, flush=True)  # fmt: skip
-            if distributed:
+            if me.distributed:
                 dist.destroy_process_group()
             return 1
         e2e_ms = (time.perf_counter() - began) * 1000
@@ -203,7 +241,7 @@ def main(argv=None) -> int:
         if writer is not None:
             writer.add_scalar("train/loss", loss.item(), step)
             writer.add_scalar("time/e2e_ms", e2e_ms, step)
-        if writes and (stopping or step % steps_per_epoch == 0 or step == total):
+        if me.writes and (stopping or step % steps_per_epoch == 0 or step == total):
             path = save(output, step, model, optimizer, args.keep)
             print(f"saved {shown(path)}", flush=True)
         if stopping:
@@ -212,7 +250,7 @@ def main(argv=None) -> int:
             break
     if writer is not None:
         writer.close()
-    if distributed:
+    if me.distributed:
         # Every rank reaches the end before any leaves: rank 0 holds the rendezvous store,
         # and a peer still talking to it when it is gone aborts (SIGABRT) instead of ending.
         dist.barrier()

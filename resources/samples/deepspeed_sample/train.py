@@ -60,6 +60,48 @@ def config(batch_size: int, lr: float) -> dict:
     }
 
 
+def resume(engine, output: Path, rank: int) -> int:
+    """The step to go on from: the newest checkpoint's (DeepSpeed's ``latest``), else 0."""
+    step = 0
+    if (output / "latest").is_file():
+        _, client = engine.load_checkpoint(str(output))
+        step = (client or {}).get("step", engine.global_steps)
+        if rank == 0:
+            print(f"resumed from {os.path.abspath(output)} (step {step})", flush=True)
+    elif rank == 0:
+        print(f"no checkpoint in {os.path.abspath(output)}: starting from step 0", flush=True)
+    return step
+
+
+def dataset():
+    """The same inputs and labels on every process and every run."""
+    generator = torch.Generator().manual_seed(0)
+    inputs = torch.randn(SAMPLES, FEATURES, generator=generator)
+    labels = (inputs @ torch.randn(FEATURES, CLASSES, generator=generator)).argmax(dim=1)
+    return inputs, labels
+
+
+def train_step(engine, loss_fn, data, index):
+    """One step on this process's share of the batch (the engine averages the gradients).
+    Returns the loss and the step's time (ms)."""
+    inputs, labels = data
+    compute = time.perf_counter()
+    loss = loss_fn(engine(inputs[index]), labels[index])
+    engine.backward(loss)
+    engine.step()
+    return loss, (time.perf_counter() - compute) * 1000
+
+
+def report(writer, step: int, steps: int, loss: float, hardware_ms: float, e2e_ms: float) -> None:
+    """The first process's lines of a step (the console's performance watch reads the
+    second) and its TensorBoard scalars."""
+    print(f"step {step}/{steps} loss {loss:.4f}")
+    print(f"this iteration hardware time is {hardware_ms:.3f} and e2e time is "
+          f"{e2e_ms:.3f} ms.", flush=True)  # fmt: skip
+    writer.add_scalar("train/loss", loss, step)
+    writer.add_scalar("time/e2e_ms", e2e_ms, step)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     stop = []
@@ -73,17 +115,8 @@ def main(argv=None) -> int:
         model=model, model_parameters=model.parameters(), config=config(args.batch_size, args.lr)
     )
     output = Path(args.output)
-    step = 0
-    if (output / "latest").is_file():
-        _, client = engine.load_checkpoint(str(output))
-        step = (client or {}).get("step", engine.global_steps)
-        if rank == 0:
-            print(f"resumed from {os.path.abspath(output)} (step {step})", flush=True)
-    elif rank == 0:
-        print(f"no checkpoint in {os.path.abspath(output)}: starting from step 0", flush=True)
-    generator = torch.Generator().manual_seed(0)
-    inputs = torch.randn(SAMPLES, FEATURES, generator=generator)
-    labels = (inputs @ torch.randn(FEATURES, CLASSES, generator=generator)).argmax(dim=1)
+    step = resume(engine, output, rank)
+    data = dataset()
     writer = SummaryWriter(str(output / "tensorboard")) if rank == 0 else None
     if rank == 0:
         who = f"{world} DeepSpeed process{'es' if world > 1 else ''}"
@@ -93,11 +126,7 @@ def main(argv=None) -> int:
         began = time.perf_counter()
         order = torch.randperm(SAMPLES, generator=torch.Generator().manual_seed(step))
         index = order[rank * args.batch_size : (rank + 1) * args.batch_size]
-        compute = time.perf_counter()
-        loss = loss_fn(engine(inputs[index]), labels[index])
-        engine.backward(loss)
-        engine.step()
-        hardware_ms = (time.perf_counter() - compute) * 1000
+        loss, hardware_ms = train_step(engine, loss_fn, data, index)
         step += 1
         time.sleep(args.sleep)
         flag = torch.tensor([1 if stop else 0])
@@ -105,11 +134,7 @@ def main(argv=None) -> int:
         stopping = bool(flag.item())
         e2e_ms = (time.perf_counter() - began) * 1000
         if rank == 0:
-            print(f"step {step}/{args.steps} loss {loss.item():.4f}")
-            print(f"this iteration hardware time is {hardware_ms:.3f} and e2e time is "
-                  f"{e2e_ms:.3f} ms.", flush=True)  # fmt: skip
-            writer.add_scalar("train/loss", loss.item(), step)
-            writer.add_scalar("time/e2e_ms", e2e_ms, step)
+            report(writer, step, args.steps, loss.item(), hardware_ms, e2e_ms)
         if stopping or step % args.save_every == 0 or step == args.steps:
             # Every process takes part: DeepSpeed's save is a collective call.
             engine.save_checkpoint(str(output), tag=f"step-{step}", client_state={"step": step})

@@ -81,6 +81,56 @@ def allreduce_gradients(model, comm):
         offset += count
 
 
+def resume(model, output: Path, comm) -> int:
+    """Rank 0 reads the newest checkpoint and sends it to the others; every rank loads it.
+    Returns the step to go on from (0 without a checkpoint)."""
+    state = None
+    if comm.Get_rank() == 0:
+        newest = newest_checkpoint(output)
+        if newest is not None:
+            state = torch.load(newest, map_location="cpu")
+            print(f"resumed from {os.path.abspath(newest)} (step {state['step']})", flush=True)
+        else:
+            print(f"no checkpoint in {os.path.abspath(output)}: starting from step 0", flush=True)
+    state = comm.bcast(state, root=0)
+    if state is None:
+        return 0
+    model.load_state_dict(state["model"])
+    return state["step"]
+
+
+def dataset():
+    """The same inputs and labels on every rank and every run."""
+    generator = torch.Generator().manual_seed(0)
+    inputs = torch.randn(SAMPLES, FEATURES, generator=generator)
+    labels = (inputs @ torch.randn(FEATURES, CLASSES, generator=generator)).argmax(dim=1)
+    return inputs, labels
+
+
+def train_step(model, optimizer, loss_fn, data, index, comm):
+    """One step on this rank's share of the batch, with the gradients averaged over every
+    rank. Returns this rank's loss and the time of its own computation (ms)."""
+    inputs, labels = data
+    compute = time.perf_counter()
+    optimizer.zero_grad()
+    loss = loss_fn(model(inputs[index]), labels[index])
+    loss.backward()
+    hardware_ms = (time.perf_counter() - compute) * 1000
+    allreduce_gradients(model, comm)
+    optimizer.step()
+    return loss, hardware_ms
+
+
+def report(writer, step: int, steps: int, loss: float, hardware_ms: float, e2e_ms: float) -> None:
+    """Rank 0's lines of a step (the console's performance watch reads the second) and its
+    TensorBoard scalars."""
+    print(f"step {step}/{steps} loss {loss:.4f}")
+    print(f"this iteration hardware time is {hardware_ms:.3f} and e2e time is "
+          f"{e2e_ms:.3f} ms.", flush=True)  # fmt: skip
+    writer.add_scalar("train/loss", loss, step)
+    writer.add_scalar("time/e2e_ms", e2e_ms, step)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     stop = []
@@ -91,23 +141,9 @@ def main(argv=None) -> int:
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(FEATURES, 64), nn.ReLU(), nn.Linear(64, CLASSES))
     output = Path(args.output)
-    state = None
-    if rank == 0:
-        newest = newest_checkpoint(output)
-        if newest is not None:
-            state = torch.load(newest, map_location="cpu")
-            print(f"resumed from {os.path.abspath(newest)} (step {state['step']})", flush=True)
-        else:
-            print(f"no checkpoint in {os.path.abspath(output)}: starting from step 0", flush=True)
-    state = comm.bcast(state, root=0)
-    step = 0
-    if state is not None:
-        model.load_state_dict(state["model"])
-        step = state["step"]
+    step = resume(model, output, comm)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
-    generator = torch.Generator().manual_seed(0)
-    inputs = torch.randn(SAMPLES, FEATURES, generator=generator)
-    labels = (inputs @ torch.randn(FEATURES, CLASSES, generator=generator)).argmax(dim=1)
+    data = dataset()
     writer = SummaryWriter(str(output / "tensorboard")) if rank == 0 else None
     if rank == 0:
         who = f"{size} MPI rank{'s' if size > 1 else ''}"
@@ -117,13 +153,7 @@ def main(argv=None) -> int:
         began = time.perf_counter()
         order = torch.randperm(SAMPLES, generator=torch.Generator().manual_seed(step))
         index = order[rank * args.batch_size : (rank + 1) * args.batch_size]
-        compute = time.perf_counter()
-        optimizer.zero_grad()
-        loss = loss_fn(model(inputs[index]), labels[index])
-        loss.backward()
-        hardware_ms = (time.perf_counter() - compute) * 1000
-        allreduce_gradients(model, comm)
-        optimizer.step()
+        loss, hardware_ms = train_step(model, optimizer, loss_fn, data, index, comm)
         step += 1
         time.sleep(args.sleep)
         # Everyone stops at the same step once any rank got SIGTERM.
@@ -131,11 +161,7 @@ def main(argv=None) -> int:
         mean_loss = comm.allreduce(loss.item(), op=MPI.SUM) / size
         e2e_ms = (time.perf_counter() - began) * 1000
         if rank == 0:
-            print(f"step {step}/{args.steps} loss {mean_loss:.4f}")
-            print(f"this iteration hardware time is {hardware_ms:.3f} and e2e time is "
-                  f"{e2e_ms:.3f} ms.", flush=True)  # fmt: skip
-            writer.add_scalar("train/loss", mean_loss, step)
-            writer.add_scalar("time/e2e_ms", e2e_ms, step)
+            report(writer, step, args.steps, mean_loss, hardware_ms, e2e_ms)
             if stopping or step % args.save_every == 0 or step == args.steps:
                 print(f"saved {os.path.abspath(save(output, step, model))}", flush=True)
         if stopping:

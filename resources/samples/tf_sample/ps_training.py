@@ -170,18 +170,10 @@ def train(args, config: dict, stop: list, model_class, made_up_data, report) -> 
     checkpoint = tf.train.Checkpoint(model=model)
     manager = tf.train.CheckpointManager(checkpoint, args.output, max_to_keep=3) if chief else None
     if chief:
-        newest = tf.train.latest_checkpoint(args.output)
-        if newest:
-            checkpoint.restore(newest)
-            print(f"resumed from {os.path.abspath(newest)} (step {int(model.step.numpy())})")
-        else:
-            print(f"no checkpoint in {os.path.abspath(args.output)}: starting from step 0")
+        restore(args, checkpoint, model)
         shared.publish(int(model.step.numpy()))
     else:
-        while not shared.ready():  # (a first operation on a server waits for it to be up)
-            if stop:
-                stopped()
-            time.sleep(0.1)
+        wait_for_chief(shared, stop)
 
     def save(step: int) -> None:
         shared.pull()  # what the servers have: every worker's updates
@@ -189,41 +181,14 @@ def train(args, config: dict, stop: list, model_class, made_up_data, report) -> 
         path = manager.save(checkpoint_number=step)
         print(f"saved {os.path.abspath(path)}", flush=True)
 
-    variables = [getattr(model, name) for name in TRAINED]
-
-    @tf.function
-    def gradients(x, y):
-        with tf.GradientTape() as tape:
-            logits = model(x)
-            loss = tf.reduce_mean(
-                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
-            )
-        return loss, tape.gradient(loss, variables)
-
+    gradients = gradients_of(model)
     step = saved = int(model.step.numpy())
-    writer = None
-    if chief:
-        writer = tf.summary.create_file_writer(os.path.join(args.output, "tensorboard"))
-        who = f"{len(workers)} TensorFlow worker{'s' if len(workers) > 1 else ''}"
-        servers_said = f"{len(servers)} parameter server{'s' if len(servers) > 1 else ''}"
-        print(f"training: {who} and {servers_said} (asynchronous), steps {step}..{args.steps}",
-              flush=True)  # fmt: skip
+    writer = start_writing(args, len(workers), len(servers), step) if chief else None
     made = 0
     while not stop:
         began = time.perf_counter()
         try:
-            claimed = shared.claim()
-            # Every step its own batch: the step number picks it, whichever worker runs it.
-            order = tf.random.experimental.stateless_shuffle(
-                tf.range(inputs.shape[0]), seed=[claimed - 1, 0]
-            )
-            batch = order[: args.batch_size]
-            x, y = tf.gather(inputs, batch), tf.gather(labels, batch)
-            compute = time.perf_counter()
-            shared.pull()  # the newest parameters, whatever the other workers pushed
-            loss, grads = gradients(x, y)
-            shared.push([args.lr * grad for grad in grads])
-            loss = float(loss)
+            claimed, loss, compute = one_step(args, shared, inputs, labels, gradients)
         except tf.errors.OutOfRangeError:
             break  # every step is handed out
         except tf.errors.OpError:
@@ -240,16 +205,89 @@ def train(args, config: dict, stop: list, model_class, made_up_data, report) -> 
                 save(step)
                 saved = step
     if chief:
-        # The last steps may still be on their way from the other workers: the final
-        # checkpoint has every update.
-        while not stop and shared.steps_done() < args.steps:
-            time.sleep(0.05)
-        if not stop:
-            step = max(step, args.steps)  # (a run resumed past --steps has nothing to do)
-        if step != saved:
-            save(step)
+        step = finish(args, stop, shared, save, step, saved)
         writer.close()
         shared.release()
+    return end(args, stop, index, chief, step, made)
+
+
+def restore(args, checkpoint, model) -> None:
+    """The chief's model from the newest checkpoint in ``--output``, if there is one."""
+    newest = tf.train.latest_checkpoint(args.output)
+    if newest:
+        checkpoint.restore(newest)
+        print(f"resumed from {os.path.abspath(newest)} (step {int(model.step.numpy())})")
+    else:
+        print(f"no checkpoint in {os.path.abspath(args.output)}: starting from step 0")
+
+
+def wait_for_chief(shared: Shared, stop: list) -> None:
+    """Until the chief has put the parameters on the servers (or the job is stopped)."""
+    while not shared.ready():  # (a first operation on a server waits for it to be up)
+        if stop:
+            stopped()
+        time.sleep(0.1)
+
+
+def gradients_of(model):
+    """The loss of a batch and its gradients for the model's trained variables."""
+    variables = [getattr(model, name) for name in TRAINED]
+
+    @tf.function
+    def gradients(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x)
+            loss = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+            )
+        return loss, tape.gradient(loss, variables)
+
+    return gradients
+
+
+def start_writing(args, workers: int, servers: int, step: int):
+    """The chief's TensorBoard writer, and its first line."""
+    writer = tf.summary.create_file_writer(os.path.join(args.output, "tensorboard"))
+    who = f"{workers} TensorFlow worker{'s' if workers > 1 else ''}"
+    servers_said = f"{servers} parameter server{'s' if servers > 1 else ''}"
+    print(f"training: {who} and {servers_said} (asynchronous), steps {step}..{args.steps}",
+          flush=True)  # fmt: skip
+    return writer
+
+
+def one_step(args, shared: Shared, inputs, labels, gradients) -> tuple[int, float, float]:
+    """Claim a step, pull the parameters, push the update of the step's batch. Returns the
+    step, its loss and when its computation began (OutOfRangeError once every step is
+    handed out)."""
+    claimed = shared.claim()
+    # Every step its own batch: the step number picks it, whichever worker runs it.
+    order = tf.random.experimental.stateless_shuffle(
+        tf.range(inputs.shape[0]), seed=[claimed - 1, 0]
+    )
+    batch = order[: args.batch_size]
+    x, y = tf.gather(inputs, batch), tf.gather(labels, batch)
+    compute = time.perf_counter()
+    shared.pull()  # the newest parameters, whatever the other workers pushed
+    loss, grads = gradients(x, y)
+    shared.push([args.lr * grad for grad in grads])
+    return claimed, float(loss), compute
+
+
+def finish(args, stop: list, shared: Shared, save, step: int, saved: int) -> int:
+    """The chief's last checkpoint, once every update has arrived; the step it is at."""
+    # The last steps may still be on their way from the other workers: the final
+    # checkpoint has every update.
+    while not stop and shared.steps_done() < args.steps:
+        time.sleep(0.05)
+    if not stop:
+        step = max(step, args.steps)  # (a run resumed past --steps has nothing to do)
+    if step != saved:
+        save(step)
+    return step
+
+
+def end(args, stop: list, index: int, chief: bool, step: int, made: int) -> int:
+    """The worker's last words: exits at once (143) when stopped, else returns 0."""
     if stop:
         if chief:
             print(f"stopped by SIGTERM at step {step}", flush=True)

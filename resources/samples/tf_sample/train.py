@@ -138,16 +138,11 @@ def main(argv=None) -> int:
         return parameter_server_training(args, config, stop)
     if config:
         os.environ["TF_CONFIG"] = json.dumps(own_ports(config))
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    workers = strategy.num_replicas_in_sync
-    index = int(task.get("index", 0))
-    chief = index == 0
-    with strategy.scope():
-        model = Mlp()
-    checkpoint = tf.train.Checkpoint(model=model)
-    # Every worker takes part in a save; only the first one's copy is kept.
-    folder = args.output if chief else tempfile.mkdtemp(prefix="tf-sample-")
-    manager = tf.train.CheckpointManager(checkpoint, folder, max_to_keep=3)
+    return all_reduce_training(args, int(task.get("index", 0)), stop)
+
+
+def restore(args, checkpoint, model, chief: bool) -> None:
+    """Every worker restores the newest checkpoint, if there is one; the chief says which."""
     newest = tf.train.latest_checkpoint(args.output)
     if newest:
         checkpoint.restore(newest)
@@ -155,7 +150,12 @@ def main(argv=None) -> int:
             print(f"resumed from {os.path.abspath(newest)} (step {int(model.step.numpy())})")
     elif chief:
         print(f"no checkpoint in {os.path.abspath(args.output)}: starting from step 0")
-    inputs, labels = made_up_data()
+
+
+def step_function(strategy, model, lr: float):
+    """One synchronous step of every worker: each applies the gradients of its share of the
+    batch, which the variables' MEAN aggregation averages. Returns the mean loss and how
+    many workers were asked to stop."""
 
     @tf.function
     def train_step(x, y, stop_flag):
@@ -167,7 +167,7 @@ def main(argv=None) -> int:
                 )
             variables = [model.w1, model.b1, model.w2, model.b2]
             for variable, grad in zip(variables, tape.gradient(loss, variables), strict=True):
-                variable.assign_sub(args.lr * grad)
+                variable.assign_sub(lr * grad)
             model.step.assign_add(1)
             return loss, stop_flag
 
@@ -176,6 +176,23 @@ def main(argv=None) -> int:
         # A stop asked on any worker stops all of them at the same step.
         return strategy.reduce(ops.MEAN, loss, None), strategy.reduce(ops.SUM, flag, None)
 
+    return train_step
+
+
+def all_reduce_training(args, index: int, stop: list) -> int:
+    """MultiWorkerMirroredStrategy over the workers TF_CONFIG names (alone without it)."""
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    workers = strategy.num_replicas_in_sync
+    chief = index == 0
+    with strategy.scope():
+        model = Mlp()
+    checkpoint = tf.train.Checkpoint(model=model)
+    # Every worker takes part in a save; only the first one's copy is kept.
+    folder = args.output if chief else tempfile.mkdtemp(prefix="tf-sample-")
+    manager = tf.train.CheckpointManager(checkpoint, folder, max_to_keep=3)
+    restore(args, checkpoint, model, chief)
+    inputs, labels = made_up_data()
+    train_step = step_function(strategy, model, args.lr)
     writer = (
         tf.summary.create_file_writer(os.path.join(args.output, "tensorboard")) if chief else None
     )
