@@ -16,7 +16,7 @@ from math import inf
 
 from jobs.scheduling.found import Found, tail_fit
 from jobs.scheduling.profile import Profile, Timeline
-from resources.capacity import Demand
+from resources.placement.capacity import Demand
 
 
 class FirstRooms:

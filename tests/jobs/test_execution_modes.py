@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from jobs.models import Attempt, JobEvent, Phase
+from resources.catalog.mounts import storage_source
 from resources.models import Image
-from resources.mounts import storage_source
 from tests.jobs.execution_helpers import (
     admit_and_launch,
     log_of,
