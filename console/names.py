@@ -13,7 +13,7 @@
   subdomain: ``NODE_NAME``'s rule, worded for any object).
 * ``EXTENDED_RESOURCE``: how nodes advertise accelerators, e.g. ``nvidia.com/gpu``.
 
-Catalog names become folder names in jobs (``resources.mounts.is_folder_name``).
+Catalog names become folder names in jobs (``resources.catalog.mounts.is_folder_name``).
 Each rule's message says both the length and the characters, so one message covers both.
 """
 

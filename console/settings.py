@@ -379,7 +379,7 @@ RUNTIMES_DIR = Path(
 # A job whose peers are not all reachable after this many seconds fails (seed 002).
 PEER_TIMEOUT_SECONDS = config.env_int("PEER_TIMEOUT_SECONDS", 60, low=5)
 # Each console user's jobs run as user JOB_UID_BASE + their id, with the groups
-# JOB_GID_BASE + project id of their projects (resources/identity.py): above the machine's
+# JOB_GID_BASE + project id of their projects (resources/inventory/identity.py): above the machine's
 # own users and groups.
 JOB_UID_BASE = config.env_int("JOB_UID_BASE", 200000, low=1000, high=2**31 - 2**22)
 JOB_GID_BASE = config.env_int("JOB_GID_BASE", 300000, low=1000, high=2**31 - 2**22)

@@ -25,8 +25,8 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
     from jobs import permissions
     from jobs.lifecycle import record
     from jobs.models import Job, JobSpecChoice
+    from resources.catalog.storage import personal_folder
     from resources.models import Algorithm, Allocation, Image, Node, NodeSpec
-    from resources.storage import personal_folder
 
     alice, vision = users["alice"], projects["vision"]
     image = Image.objects.get(name="pytorch-2")

@@ -26,10 +26,10 @@ from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
 from jobs.scheduling.db import epoch, load, moment, sched_nodes
 from jobs.scheduling.predict import standing
 from jobs.scheduling.reason_words import Names, say, why_never
-from resources import placement
-from resources.availability import demand_of, project_pools
 from resources.models import Node, NodeSpec, ResourcePool
-from resources.placement_words import elsewhere_text
+from resources.placement import answer as placement
+from resources.placement.availability import demand_of, project_pools
+from resources.placement.words import elsewhere_text
 
 DRAFT_ID = -1
 # A plan older than this is made again even if nothing changed: time moves running jobs
@@ -188,7 +188,7 @@ def refusal(draft: QueuedJob) -> Refusal | None:
     its project may use where it could; None if it could start as it is.
 
     /cluster/ and the form's availability panel give the same answer
-    (:mod:`resources.placement`)."""
+    (:mod:`resources.placement.answer`)."""
     nodes = whole_inventory()
     reason = never_fits(nodes, draft)
     if reason is None:

@@ -19,7 +19,7 @@ from jobs.models import (
     Priority,
     SubTask,
 )
-from resources import storage
+from resources.catalog import storage
 
 JOB_FIELDS = (
     "name", "others_access", "job_type", "priority", "mode", "node_count", "ps_count",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from jobs.models import Job, JobType
-from resources import mounts
-from resources.mounts import Mount
+from resources.catalog import mounts
+from resources.catalog.mounts import Mount
 
 
 def job_mounts(job: Job, subtask=None) -> list[Mount]:

@@ -24,9 +24,9 @@ IMAGES = [
 
 
 def seed(log, users: dict, projects: dict, **_seeded) -> dict:
-    from resources import runtime_images, runtimes
     from resources.backends.local.backend import LocalBackend
-    from resources.inventory import sync
+    from resources.inventory import runtime_images, runtimes
+    from resources.inventory.sync import sync
     from resources.models import AcceleratorModel, Image, Node, NodeSpec, ResourcePool
 
     report = sync("local", LocalBackend().inventory())
@@ -60,10 +60,10 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
         for name in runtime_images.attach(definition):
             log(f"Demo image {name}: local runtime {runtimes.default_folder(definition)}")
     fit_prechecks(log, users.get("admin"))
-    if find_spec("resources.demo_catalog"):
-        from resources import demo_catalog
+    if find_spec("resources.catalog.demo"):
+        from resources.catalog import demo as catalog_demo
 
-        demo_catalog.seed(log, users, projects)
+        catalog_demo.seed(log, users, projects)
     return {}
 
 
@@ -73,7 +73,7 @@ def fit_prechecks(log, admin) -> None:
     thresholds to half of what is free here, so the demo's jobs pass their prechecks; an
     admin's own values are kept when they fit."""
     from console import limits
-    from resources import probes
+    from resources.inventory import probes
 
     free = probes.facts_of_this_machine().free_gb or {}
     current = limits.current()

@@ -13,7 +13,7 @@ from console import limits
 from resources import backends, clusters, hooks
 from resources.backends.base import BackendError
 from resources.backends.local import prepared as local_prepared
-from resources.inventory import SyncReport, sync
+from resources.inventory.sync import SyncReport, sync
 from resources.models import Cluster
 
 log = logging.getLogger(__name__)

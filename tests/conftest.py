@@ -236,7 +236,7 @@ def run_cluster(transactional_db):
 def torch_runtime():
     """The PyTorch runtime's folder (var/, as `make run` makes it: once per machine, instant
     afterwards); tests that need it are skipped, with the reason, where it cannot be made."""
-    from resources import runtimes
+    from resources.inventory import runtimes
 
     result = runtimes.ensure_runtime()
     if not result.ready:
@@ -253,10 +253,10 @@ def tools_runtime(runtime_folder):
 
 @pytest.fixture(scope="session")
 def runtime_folder():
-    """``runtime_folder(name)``: the folder of that runtime (resources.runtimes.RUNTIMES),
+    """``runtime_folder(name)``: the folder of that runtime (resources.inventory.runtimes.RUNTIMES),
     made like `make run` makes it (once per machine). A runtime this machine cannot have
     fails the test with the reason: the tests that ask for one exist to prove it works."""
-    from resources import runtimes
+    from resources.inventory import runtimes
 
     def made(name: str):
         definition = runtimes.by_name(name)
@@ -272,7 +272,7 @@ def runtime_folder():
 def mpi_runtime(runtime_folder):
     """The PyTorch runtime's folder, with its MPI (Open MPI's mpirun and mpi4py, from the
     package index): what MPI jobs run with on this machine, no MPI of the machine's own."""
-    from resources import runtimes
+    from resources.inventory import runtimes
 
     folder = runtime_folder("torch-cpu")
     missing = runtimes.missing_extra(folder, "mpi")

@@ -7,7 +7,6 @@ from django.conf import settings
 from console import limits
 from jobs.launch_request import plan_for
 from jobs.models import Job
-from resources import identity, runtimes, storage
 from resources.backends.base import (
     DEFAULT_PATH,
     LifecycleScripts,
@@ -15,8 +14,10 @@ from resources.backends.base import (
     ReplicaSpec,
     Workload,
 )
+from resources.catalog import storage
+from resources.catalog.mounts import MountKind
+from resources.inventory import identity, runtimes
 from resources.models import Allocation
-from resources.mounts import MountKind
 
 
 def workload_id(job: Job, number: int) -> str:

@@ -17,7 +17,7 @@ from console.words import said
 from jobs.faults import recovery
 from jobs.faults.policy import Cause
 from jobs.models import Attempt
-from resources import probes
+from resources.inventory import probes
 from resources.models import Node
 
 DUE_KEY = "fault-inspection-due"

@@ -16,8 +16,8 @@ from console.words import counted, said
 from jobs import lifecycle
 from jobs.faults import recovery
 from jobs.models import Job, JobEvent
-from resources import probes
 from resources.backends.base import Workload
+from resources.inventory import probes
 from resources.models import Node
 
 PASSED = {

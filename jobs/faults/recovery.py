@@ -21,9 +21,9 @@ from jobs.backend import stop_attempt
 from jobs.faults.policy import Action, Cause, Decision, Options, classify, decide
 from jobs.models import Attempt, FaultRecord, Job, JobEvent, Phase
 from jobs.operations import release
-from resources import faults as node_faults
-from resources import probes
 from resources.backends.base import ReplicaState, WorkloadState, WorkloadStatus
+from resources.inventory import faults as node_faults
+from resources.inventory import probes
 from resources.models import FaultKind, Node, NodeFault
 
 log = logging.getLogger(__name__)

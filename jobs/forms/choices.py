@@ -5,8 +5,7 @@ from __future__ import annotations
 from django.db.models import Q
 
 from console.sharing import Access
-from resources import runtimes
-from resources.availability import usable_nodes
+from resources.inventory import runtimes
 from resources.models import (
     AcceleratorModel,
     Algorithm,
@@ -20,6 +19,7 @@ from resources.models import (
     ResourcePool,
     Volume,
 )
+from resources.placement.availability import usable_nodes
 
 
 def algorithms(user):

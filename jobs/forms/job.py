@@ -13,7 +13,7 @@ from console.sharing import Access
 from console.widgets import speed_up_selects, word_empty_choices
 from jobs.forms import choices, rows, rules, suggestions
 from jobs.models import JobType, Mode, PerformancePolicy, Priority
-from resources import storage
+from resources.catalog import storage
 from resources.models import Node
 
 CHECKBOXES = forms.CheckboxSelectMultiple(attrs={"class": "form-check-input"})

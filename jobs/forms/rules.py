@@ -15,9 +15,10 @@ from console.validation.command import check_command
 from console.validation.messages import describe
 from jobs.forms import choices, rows
 from jobs.models import Job, JobType, Mode, PerformancePolicy, Priority
-from resources import runtimes, storage
+from resources.catalog import storage
+from resources.catalog.mounts import UnsafePath
+from resources.inventory import runtimes
 from resources.models import VendorKind
-from resources.mounts import UnsafePath
 
 DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 

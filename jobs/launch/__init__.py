@@ -15,7 +15,7 @@ slice, 0.5), ``port`` (use ``port_for(job_id)``: 5000-10000), ``node_count`` (wo
 ``slots`` (processes per node; 0 = ``slots_for(boards)``: boards rounded up, 1 for CPU
 specs), ``ps_count``/``ps_cpu_millicores``/``ps_memory_mib`` (TensorFlow; 0 PS = AllReduce;
 PS spec default 1000m/1024 MiB), ``mounts`` (objects with ``source``, ``target``,
-``read_only``, e.g. ``resources.mounts.Mount``), ``extra_env`` (str -> str, applied last),
+``read_only``, e.g. ``resources.catalog.mounts.Mount``), ``extra_env`` (str -> str, applied last),
 ``output_subdir`` (batch sub-tasks: ``<job>-<index>``; None otherwise), ``subdomain``
 (Kubernetes: the headless Service, so peers use ``<hostname>.<subdomain>``).
 
@@ -57,7 +57,7 @@ Choices where the documents leave room or disagree
 --------------------------------------------------
 * Batch outputs: SPEC J3 and seed 000 say the script need not know it is a sub-task, so
   CONSOLE_OUTPUT_DIR is /workspace/outputs for every job and the sub-task's folder is made by
-  the outputs mount's source (``resources.mounts.mount_outputs(path, job_name=, index=)``);
+  the outputs mount's source (``resources.catalog.mounts.mount_outputs(path, job_name=, index=)``);
   a plan with ``output_subdir`` refuses an outputs mount that is not that folder.
 * Parameter servers get the admin PS spec (SPEC J15, seed 000), not half a worker (seed 001,
   a peer): the worker keeps the spec the user chose.

@@ -92,8 +92,8 @@ def torch_env(request: LaunchRequest, rank: int, master: Host) -> dict[str, str]
 def check_outputs(request: LaunchRequest) -> None:
     """A batch sub-task writes to /workspace/outputs like any job (SPEC J3: the script does
     not need to know); its outputs mount must already point at ``<output path>/<subdir>``,
-    as ``resources.mounts.mount_outputs(..., index=i)`` builds it. Refusing a mount that does
-    not keeps two sub-tasks from writing into one folder."""
+    as ``resources.catalog.mounts.mount_outputs(..., index=i)`` builds it. Refusing a mount
+    that does not keeps two sub-tasks from writing into one folder."""
     if request.output_subdir is None:
         return
     for mount in request.mounts:

@@ -18,7 +18,7 @@ from jobs.launch.types import (
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# One folder name: what resources.mounts.outputs_subfolder produces.
+# One folder name: what resources.catalog.mounts.outputs_subfolder produces.
 FOLDER_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,62}")
 
 

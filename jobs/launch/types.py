@@ -20,7 +20,7 @@ PEER_ENV_PREFIX = "MLP_"
 PORT_RANGE = (5000, 10000)
 
 # Where the job's output path appears inside every container (SPEC W; the same constant as
-# resources.mounts.OUTPUTS_TARGET, repeated because this package must not import Django).
+# resources.catalog.mounts.OUTPUTS_TARGET, repeated because this package must not import Django).
 OUTPUTS_DIR = "/workspace/outputs"
 
 # SPEC J15 / seed 000: the parameter-server spec is an admin setting, 1 CPU and 1 GiB.
@@ -43,7 +43,7 @@ def slots_for(boards: float) -> int:
 
 
 class MountLike(Protocol):
-    """Anything with these three attributes, e.g. ``resources.mounts.Mount``."""
+    """Anything with these three attributes, e.g. ``resources.catalog.mounts.Mount``."""
 
     @property
     def source(self) -> str: ...

@@ -2,7 +2,7 @@
 
 Frozen dataclasses only, no ORM: the database layer loads these, calls the core and writes
 the decisions back. Times are float seconds on one clock chosen by the caller; resources
-use the units of :mod:`resources.capacity` (millicores, MiB, board slots).
+use the units of :mod:`resources.placement.capacity` (millicores, MiB, board slots).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from jobs.scheduling.reasons import Reason
-from resources.capacity import Demand
 
 # The scheduler's node is placement's, which /cluster/ asks too (re-exported here).
-from resources.placement import SchedNode as SchedNode
+from resources.placement.answer import SchedNode as SchedNode
+from resources.placement.capacity import Demand
 
 NORMAL, URGENT, VERY_URGENT = 0, 1, 2
 

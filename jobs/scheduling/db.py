@@ -31,9 +31,9 @@ from jobs.scheduling.data import (
     SchedNode,
 )
 from jobs.scheduling.reason_words import Names, say, to_json
-from resources.availability import demand_of
-from resources.capacity import NodeState
 from resources.models import Allocation, Node, NodeSpec
+from resources.placement.availability import demand_of
+from resources.placement.capacity import NodeState
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from math import inf
 
-from resources.capacity import Demand
+from resources.placement.capacity import Demand
 
 # A group whose nodes have more shapes than this share of its nodes goes node by node
 # (Group.first_rooms, .nodes): re-bucketing every node a booking changes costs more than

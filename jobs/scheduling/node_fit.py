@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from resources.capacity import Demand, NodeState
+from resources.placement.capacity import Demand, NodeState
 
 
 class NodeInfo:
@@ -60,7 +60,7 @@ class NodeInfo:
         return whole == demand.boards and whole * self.slices == given
 
     def state(self, cpu_used: int, mem_used: int, mask: int) -> NodeState:
-        """A capacity NodeState with this usage, for resources.capacity to place on."""
+        """A capacity NodeState with this usage, for resources.placement.capacity to place on."""
         return NodeState(
             id=self.id, name=self.name, cpu_total=self.cpu_total, memory_total=self.mem_total,
             boards=self.boards, slices=self.slices, model=self.model, cpu_used=cpu_used,
@@ -80,7 +80,7 @@ def from_mask(mask: int) -> set[int]:
 
 
 def fit(demand: Demand, node: NodeInfo, cpu_used: int, mem_used: int, mask: int) -> int:
-    """resources.capacity.fit_count on a usage given as numbers and a slot bitmask.
+    """resources.placement.capacity.fit_count on a usage given as numbers and a slot bitmask.
 
     The same rules, restated because the search calls it for every window it looks at and
     building a NodeState each time would dominate; a property test holds the two equal.
@@ -106,7 +106,7 @@ def fit(demand: Demand, node: NodeInfo, cpu_used: int, mem_used: int, mask: int)
 
 
 def choose(demand: Demand, node: NodeInfo, mask: int) -> tuple[int, ...]:
-    """resources.capacity.choose_slots for a replica known to fit beside ``mask``.
+    """resources.placement.capacity.choose_slots for a replica known to fit beside ``mask``.
 
     The same choice (lowest fully free boards; a slice on the fullest board with a free
     slot, lowest first), on the bitmask: placing every replica of a pass through a

@@ -16,7 +16,7 @@ from math import inf
 
 from jobs.scheduling.profile import Profile, Timeline
 from jobs.scheduling.search_result import Found, tail_fit
-from resources.capacity import Demand
+from resources.placement.capacity import Demand
 
 
 class FirstRooms:

@@ -30,7 +30,7 @@ from jobs.scheduling.data import (
 from jobs.scheduling.profile import Profile, Timeline
 from jobs.scheduling.reasons import NeverFits
 from jobs.scheduling.rules import never_reason, wait_reason
-from resources import placement
+from resources.placement import answer as placement
 
 
 def never_fits(nodes: Sequence[SchedNode], draft: QueuedJob) -> NeverFits | None:
@@ -39,7 +39,7 @@ def never_fits(nodes: Sequence[SchedNode], draft: QueuedJob) -> NeverFits | None
     Pass the whole inventory: the form refuses such a draft instead of queueing it for ever
     (more boards per node than any allowed node has, a pool with no nodes, pinned node names
     that do not exist or cannot hold it...). The same answer as /cluster/'s and admission's:
-    :func:`resources.placement.never`.
+    :func:`resources.placement.answer.never`.
     """
     wants = [(alternative.demand, alternative.min_nodes) for alternative in draft.alternatives]
     return placement.never(nodes, draft, wants)

@@ -22,7 +22,7 @@ from math import inf
 from typing import NamedTuple
 
 from jobs.scheduling.node_fit import NodeInfo, fit
-from resources.capacity import Demand
+from resources.placement.capacity import Demand
 
 
 class Item(NamedTuple):

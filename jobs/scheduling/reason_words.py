@@ -15,7 +15,7 @@ from jobs.scheduling.reasons import (
     Shortfall,
     TooFewNodes,
 )
-from resources.placement_words import Names, never_text, rule_text, shortfall_text
+from resources.placement.words import Names, never_text, rule_text, shortfall_text
 
 __all__ = ["Names", "from_json", "say", "to_json", "why_never", "word_jobs"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Why a spec cannot start is the placement rules' answer, shared with /cluster/.
-from resources.placement import NeverFits, NoAllowedNode, Shortfall, TooFewNodes
+from resources.placement.answer import NeverFits, NoAllowedNode, Shortfall, TooFewNodes
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Which nodes a job may use (SPEC J10–J12), and why it cannot start when none will do.
 
-The rules and the reasons are :mod:`resources.placement`'s, which the form and /cluster/
+The rules and the reasons are :mod:`resources.placement.answer`'s, which the form and /cluster/
 ask too; this module applies them to the scheduler's flattened nodes and timelines. A node
 is *capable* of an alternative when one replica fits on it once everything with a known
 end has left.
@@ -21,12 +21,12 @@ from jobs.scheduling.reasons import (
     Shortfall,
     TooFewNodes,
 )
-from resources import placement
-from resources.capacity import Demand
-from resources.placement import RANK
+from resources.placement import answer as placement
+from resources.placement.answer import RANK
 
 # Re-exported: shortfall_now below is property-tested against it.
-from resources.placement import shortfall as shortfall
+from resources.placement.answer import shortfall as shortfall
+from resources.placement.capacity import Demand
 
 if TYPE_CHECKING:
     from jobs.scheduling.core import Schedule
@@ -134,7 +134,7 @@ def _rank(short: tuple[str, int, int]) -> int:
 
 
 def _shortages(demand: Demand, info: NodeInfo, cpu: int, mem: int, mask: int) -> list[tuple]:
-    """resources.capacity.shortages as (resource, need, free), on a usage given as numbers
+    """resources.placement.capacity.shortages as (resource, need, free), on a usage given as numbers
     and a slot bitmask."""
     short = []
     cpu_free, mem_free = info.cpu_total - cpu, info.mem_total - mem

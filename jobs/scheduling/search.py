@@ -27,7 +27,7 @@ from jobs.scheduling.groups import SOLO, Group
 from jobs.scheduling.node_fit import choose, fit, to_mask
 from jobs.scheduling.profile import Profile, Timeline, demand_key
 from jobs.scheduling.search_result import Found, tail_fit
-from resources.capacity import Demand
+from resources.placement.capacity import Demand
 
 
 def earliest(
@@ -279,7 +279,8 @@ def place(
 
     Tightest nodes first (fewest replicas fit), filling each before the next, so that gangs
     go into the gaps and whole nodes stay free for whole-node jobs; ties by inventory order.
-    Slots are chosen as resources.capacity.take does (node_fit.choose) on the window's usage.
+    Slots are chosen as resources.placement.capacity.take does (node_fit.choose) on the
+    window's usage.
     """
     chosen = []
     for count, index in _tightest(found.groups):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jobs.scheduling.node_fit import fit
 from jobs.scheduling.profile import Profile, Timeline
-from resources.capacity import Demand
+from resources.placement.capacity import Demand
 
 
 class Found:

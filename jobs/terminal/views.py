@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from jobs.permissions import get_job_for_user
 from jobs.terminal import access
-from resources.identity import run_as_for
+from resources.inventory.identity import run_as_for
 
 # xterm.js makes <style> elements of its own as it draws; the page's script gives each the
 # request's nonce (static/console/terminal.js), so only those get in, never inline markup.

@@ -15,9 +15,10 @@ from django.utils.translation import gettext_noop
 from console.words import said
 from jobs.models import DevEnvironment, Job, Tool
 from jobs.workspace import job_mounts
-from resources import identity, mounts, storage
 from resources.backends.base import DEFAULT_PATH, ReplicaSpec, Workload
+from resources.catalog import mounts, storage
 from resources.clusters import backend_of
+from resources.inventory import identity
 
 # In-container paths under /workspace, which the local runner lays out in the replica's own
 # folder (only the job's user may enter it). Hidden: JupyterLab's file browser skips it.

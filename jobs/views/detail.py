@@ -21,7 +21,7 @@ from jobs.terminal import access as terminal_access
 from jobs.tools.service import live_tool
 from jobs.views.runs import log_context, usage_context
 from jobs.workspace import job_mounts
-from resources import storage
+from resources.catalog import storage
 
 DETAIL_QUERYSET = Job.objects.select_related(
     "owner", "project", "image", "algorithm", "driver_version", "pool", "spec"

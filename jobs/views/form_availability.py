@@ -2,7 +2,7 @@
 
 htmx posts the whole form, so the panel answers for the specs, node count, pool, pinned
 nodes and driver chosen there: the same question the prediction beside Create answers
-(:mod:`resources.placement`), without the queue. The panel stays on the form: nothing in it
+(:mod:`resources.placement.answer`), without the queue. The panel stays on the form: nothing in it
 links or pushes another address.
 """
 
@@ -19,7 +19,7 @@ from console.params import whole_number
 from jobs import prediction
 from jobs.forms.job import JobForm
 from jobs.scheduling.reason_words import Names, say
-from resources import availability
+from resources.placement import availability
 
 ROWS = 10
 MAX_ROWS = 200

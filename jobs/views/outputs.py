@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from console.htmx import render_page
 from jobs.permissions import get_job_for_user
-from resources.mounts import OUTPUTS_TARGET, UnsafePath, clean_storage_path, storage_source
+from resources.catalog.mounts import OUTPUTS_TARGET, UnsafePath, clean_storage_path, storage_source
 
 MAX_ENTRIES = 500  # a folder of a million checkpoints is not drawn whole
 

@@ -15,10 +15,9 @@ from console.modes import MAX_NODES, Mode
 from console.sharing import Access
 from console.validation.command import check_command
 from console.validation.messages import describe
-from resources import storage
-from resources.catalog_kinds import Kind
-from resources.models import Algorithm, Image, TrainedModel
-from resources.mounts import (
+from resources.catalog import storage
+from resources.catalog.kinds import Kind
+from resources.catalog.mounts import (
     FOLDER_NAME,
     FOLDER_NAME_MAX,
     UnsafePath,
@@ -26,6 +25,7 @@ from resources.mounts import (
     is_folder_name,
     storage_source,
 )
+from resources.models import Algorithm, Image, TrainedModel
 
 PATH_ERRORS = {
     "empty": _("Enter a folder under the storage root, e.g. “users/<you>/datasets/cifar10”."),
@@ -36,7 +36,7 @@ PATH_ERRORS = {
     "invalid": _("Backslashes and control characters are not allowed in a path."),
 }
 PATH_MAX = 500  # the model fields' length
-# Item and version names become folder names in jobs (resources/mounts.py).
+# Item and version names become folder names in jobs (resources/catalog/mounts.py).
 FOLDER = names.NameRule(
     FOLDER_NAME,
     FOLDER_NAME_MAX,
@@ -53,7 +53,7 @@ FOLDER = names.NameRule(
 def _clean_path(value: str, user) -> str:
     """The canonical relative path, or a field error saying what is wrong with it. A folder
     registered in the catalog opens it to others as the item's sharing says, so ``user`` must
-    be allowed to write there (see resources.storage)."""
+    be allowed to write there (see resources.catalog.storage)."""
     try:
         path = clean_storage_path(value)
         storage_source(path)

@@ -10,10 +10,10 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from console.widgets import word_empty_choices
-from resources import faults
+from resources.inventory import faults
 from resources.models import Allocation, FaultKind, Node, NodeFault
 
-# What resources.faults.inject stores in ``effect`` (English, for logs and the shell).
+# What resources.inventory.faults.inject stores in ``effect`` (English, for logs and the shell).
 SENT_TO = "sent to "
 NOTHING_RUNS = "no job process runs there"
 

@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from console import limits, names
 from console.models import Project
 from console.widgets import word_empty_choices
-from resources import runtimes
+from resources.inventory import runtimes
 from resources.models import (
     AcceleratorModel,
     DriverVersion,

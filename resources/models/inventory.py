@@ -345,7 +345,7 @@ class Image(Retirable):
     )
     description = models.CharField(_("description"), max_length=200, blank=True)
     # The local backend runs jobs as processes of its own machine, where an image is only a
-    # name: this folder stands in for the image's Python (see resources.runtimes).
+    # name: this folder stands in for the image's Python (see resources.inventory.runtimes).
     local_runtime = models.CharField(
         _("local runtime"), max_length=500, blank=True,
         help_text=_(
@@ -366,16 +366,6 @@ class Image(Retirable):
 
     def __str__(self) -> str:
         return self.name
-
-    @property
-    def local_runtime_problem(self) -> str | None:
-        """Why this machine's nodes (the local backend) cannot run this image's jobs."""
-        from resources import runtimes
-
-        modes = [mode for d in runtimes.RUNTIMES for e in d.extras for mode in e.modes]
-        return next(
-            filter(None, (runtimes.local_problem(self, mode) for mode in [None, *modes])), None
-        )
 
     def clean(self):
         errors = {}

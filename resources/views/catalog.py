@@ -22,8 +22,8 @@ from console.models import Project
 from console.params import next_path
 from console.ratelimit import rate_limited
 from console.sharing import Access
-from resources import mounts
-from resources.catalog_kinds import KINDS, Kind
+from resources.catalog import mounts
+from resources.catalog.kinds import KINDS, Kind
 from resources.filtersets import CatalogFilterSet
 from resources.forms.catalog import item_form_class, version_form_class
 

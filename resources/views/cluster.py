@@ -12,9 +12,10 @@ from django.views.decorators.http import require_GET
 
 from console.htmx import render_page
 from console.params import whole_numbers
-from resources import availability, faults
 from resources.forms.faults import kind_text
+from resources.inventory import faults
 from resources.models import Node, NodeFault
+from resources.placement import availability
 
 ROWS_PER_PAGE = 50
 

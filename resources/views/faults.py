@@ -17,8 +17,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from console.access import staff_required
 from console.htmx import render_page
 from console.ratelimit import rate_limited
-from resources import faults
 from resources.forms.faults import FaultForm, effect_text, kind_text, outcome
+from resources.inventory import faults
 from resources.models import FaultKind, Node, NodeFault
 
 RECENT_ACTS = 20

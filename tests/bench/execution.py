@@ -81,7 +81,7 @@ def _submit(setup, name: str, lines: int, pause: float):
 
     from jobs import hooks, permissions
     from jobs.models import Job, JobSpecChoice
-    from resources.storage import personal_folder
+    from resources.catalog.storage import personal_folder
 
     user, project, spec, image, algorithm = setup
     with transaction.atomic():

@@ -60,7 +60,7 @@ def fault_recovery():
         from jobs import operations
         from jobs.backend import attempt_backend
         from jobs.models import Attempt, Job, Phase
-        from resources import faults
+        from resources.inventory import faults
         from resources.models import FaultKind, Node
 
         setup = _setup()

@@ -20,7 +20,7 @@ from dataclasses import replace
 from jobs.scheduling import passes
 from jobs.scheduling.data import Alternative, Placement, QueuedJob, RunningJob, SchedNode
 from jobs.scheduling.predict import predict
-from resources.capacity import Demand, NodeState, take
+from resources.placement.capacity import Demand, NodeState, take
 
 MODELS = (1, 2, 3)
 POOLS = (None, None, None, None, 1, 2)  # two thirds of the nodes are shared

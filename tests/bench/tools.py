@@ -41,8 +41,8 @@ def _world(runtime: Path):
 
     from console.models import Membership, Project
     from jobs.models import DevEnvironment, Phase, SubTask
+    from resources.catalog.mounts import storage_source
     from resources.models import AcceleratorModel, Image, Node, NodeSpec
-    from resources.mounts import storage_source
     from tests.jobs.execution_helpers import admit_and_launch, make_job, program, wait_for_phase
     from tests.jobs.tools_helpers import write_scalars
 
@@ -154,7 +154,7 @@ def tool_pages():
         from django.test import Client
 
         from jobs.models import Attempt
-        from resources import runtimes
+        from resources.inventory import runtimes
         from tests.helpers import free_port, start_web_process
 
         result = runtimes.ensure(runtimes.TORCH)

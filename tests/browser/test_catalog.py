@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from resources import demo_catalog
+from resources.catalog import demo as catalog_demo
 from resources.models import Dataset
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def demo(settings, tmp_path, admin, lead, alice, bob, charlie, vision, speech):
     settings.STORAGE_ROOT = tmp_path / "storage"
     users = {"admin": admin, "lead": lead, "alice": alice, "bob": bob, "charlie": charlie}
-    demo_catalog.seed(lambda line: None, users, {"vision": vision, "speech": speech})
+    catalog_demo.seed(lambda line: None, users, {"vision": vision, "speech": speech})
 
 
 def log_in(page, username, password):

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from console.words import said
 from jobs.faults.recovery import check_words
-from resources import faults
+from resources.inventory import faults
 from resources.models import Allocation, Node
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from jobs.backend import attempt_backend
 from jobs.models import Job
-from resources.mounts import storage_source
+from resources.catalog.mounts import storage_source
 from tests.helpers import wait_until
 from tests.jobs.k8s_cluster import gpu_spec
 from tests.resources.catalog_factories import AlgorithmFactory

@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from jobs.models import Job, Phase
+from resources.catalog.mounts import storage_source
 from resources.models import DatasetVersion
-from resources.mounts import storage_source
 from tests.browser.conftest import log_in_as
 from tests.jobs.execution_helpers import admit_and_launch, wait_for_phase
 

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from jobs.models import Attempt, Phase
-from resources import identity
+from resources.inventory import identity
 from tests.browser.conftest import logged_in
 from tests.jobs.execution_helpers import admit_and_launch, make_job, program, wait_for_phase
 from tests.resources.k8s_fake import HAVE_CRDS

@@ -53,7 +53,8 @@ def test_seed_keeps_a_changed_password(settings, rf):
 
 def test_the_demo_jobs_run_the_sample_program(settings):
     from jobs.models import Job
-    from resources import runtimes, samples
+    from resources import samples
+    from resources.inventory import runtimes
     from resources.models import Image
 
     call_command("seed_demo", stdout=io.StringIO())

@@ -7,7 +7,7 @@ import psutil
 import pytest
 
 from jobs.models import Phase
-from resources.mounts import storage_source
+from resources.catalog.mounts import storage_source
 from tests.helpers import live_session, run_coroutine
 from tests.jobs.execution_helpers import admit_and_launch, make_job, program, wait_for_phase
 

@@ -14,7 +14,7 @@ from console import limits
 from jobs.filtersets import JobFilter
 from jobs.forms import rows
 from jobs.forms.job import JobForm
-from resources.catalog_kinds import KINDS as CATALOG_KINDS
+from resources.catalog.kinds import KINDS as CATALOG_KINDS
 from resources.filtersets import CatalogFilterSet
 from resources.forms.catalog import item_form_class, version_form_class
 from resources.forms.inventory import NodeSettingsForm

@@ -29,7 +29,7 @@ from console.models import Membership, PlatformSetting, Project, SettingChange
 from console.sharing import Access
 from jobs import operations
 from jobs.models import JobType, Mode, Phase, Priority, Status
-from resources.catalog_kinds import KINDS as CATALOG_KINDS
+from resources.catalog.kinds import KINDS as CATALOG_KINDS
 from resources.views.inventory import KINDS as INVENTORY_KINDS
 from tests.fuzz import surface
 from tests.helpers import settings_form_data

@@ -11,7 +11,7 @@ from jobs.backend import attempt_backend
 from jobs.execution import runs
 from jobs.models import Attempt, Job
 from jobs.scheduling.db import run_pass
-from resources.mounts import storage_source
+from resources.catalog.mounts import storage_source
 from tests.helpers import wait_until
 from tests.jobs.factories import JobFactory
 

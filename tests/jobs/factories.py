@@ -7,7 +7,7 @@ import factory
 from console.sharing import Access
 from jobs import permissions
 from jobs.models import Job, JobSpecChoice
-from resources import storage
+from resources.catalog import storage
 from tests.factories import ProjectFactory, UserFactory
 from tests.resources.catalog_factories import AlgorithmFactory
 from tests.resources.factories import ImageFactory, NodeSpecFactory

@@ -205,7 +205,7 @@ def test_submitting_through_the_page_runs_the_job_on_the_real_worker(
     """Submit -> admission pass -> launch -> running -> succeeded, all on the real worker;
     duplicate deliveries of the admission task change nothing."""
     from jobs.tasks import sync_runs
-    from resources.mounts import storage_source
+    from resources.catalog.mounts import storage_source
     from tests.resources.catalog_factories import AlgorithmFactory
     from tests.resources.factories import ImageFactory
 

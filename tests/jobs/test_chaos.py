@@ -26,7 +26,7 @@ from console import limits
 from console.celery import app
 from jobs.models import Attempt, FaultRecord, Job, Phase
 from jobs.tasks import admit, sync_runs, watch_faults
-from resources import faults
+from resources.inventory import faults
 from resources.models import Allocation, FaultKind, Node
 from tests.helpers import start_worker_process
 from tests.jobs.execution_helpers import make_job

@@ -13,7 +13,7 @@ import pytest
 from console.sharing import Access
 from jobs.models import Attempt, JobDataset, Phase
 from resources.backends.local import prepared as local_prepared
-from resources.mounts import storage_source
+from resources.catalog.mounts import storage_source
 from resources.tasks import clean_prepared_data
 from tests.jobs.execution_helpers import (
     admit_and_launch,

@@ -196,7 +196,7 @@ def test_batch_sub_tasks_run_one_after_the_other_into_their_own_outputs(
     attempts = list(job.attempts.order_by("number"))
     assert [a.subtask.index for a in attempts] == [0, 1]
     assert all(a.state == Attempt.State.SUCCEEDED for a in attempts)
-    from resources.mounts import storage_source
+    from resources.catalog.mounts import storage_source
 
     outputs = storage_source(job.output_path)
     assert (outputs / "sweep-0" / "which.txt").read_text() == "0"
@@ -257,7 +257,7 @@ def test_the_workload_carries_what_a_cluster_needs(alice, bob, vision, run_clust
     """Identity, image, labels and gang come from the job, whichever backend runs it."""
     from jobs.execution import workloads
     from jobs.scheduling.db import run_pass
-    from resources import identity
+    from resources.inventory import identity
 
     job = make_job(alice, vision, run_cluster["gpu"], mode="pytorch", node_count=2)
     job.elastic_min_nodes = 1

@@ -10,8 +10,8 @@ from decimal import Decimal
 import pytest
 
 from jobs.models import Attempt, JobEvent, Phase
+from resources.catalog.mounts import storage_source
 from resources.models import Image
-from resources.mounts import storage_source
 from tests.checkers import CHECK_ENV
 from tests.jobs.execution_helpers import (
     admit_and_launch,

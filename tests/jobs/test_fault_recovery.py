@@ -10,8 +10,8 @@ from console import limits
 from jobs.execution import stopping
 from jobs.faults import inspection, recovery
 from jobs.models import Attempt, FaultRecord, JobEvent, Phase
-from resources import faults
 from resources.backends.base import ReplicaState, ReplicaStatus
+from resources.inventory import faults
 from resources.models import FaultKind, Node
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import admit_and_launch, make_job, program, wait_for_phase

@@ -10,7 +10,7 @@ import pytest
 
 from jobs.faults import inspection
 from jobs.models import FaultRecord, Phase
-from resources import faults
+from resources.inventory import faults
 from resources.models import FaultKind, Image, Node
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import (

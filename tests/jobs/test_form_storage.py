@@ -7,7 +7,7 @@ import pytest
 from console.sharing import Access
 from jobs.execution import workloads
 from jobs.models import Job
-from resources import storage
+from resources.catalog import storage
 from tests.jobs.factories import JobFactory
 from tests.resources.catalog_factories import (
     DatasetFactory,

@@ -16,8 +16,8 @@ import pytest
 
 from console.sharing import Access
 from jobs.models import Attempt, JobDataset, Phase
-from resources import identity
-from resources.mounts import storage_source
+from resources.catalog.mounts import storage_source
+from resources.inventory import identity
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import admit_and_launch, log_of, make_job, program, wait_for_phase
 from tests.resources.catalog_factories import DatasetFactory, DatasetVersionFactory

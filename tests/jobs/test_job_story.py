@@ -19,8 +19,8 @@ from django.utils.timezone import localtime
 from jobs.models import JobEvent, JobType, Mode, Phase, Status, SubTask
 from resources.backends.base import job_paths
 from resources.backends.local.layout import job_folders
+from resources.catalog.mounts import storage_source
 from resources.models import Image
-from resources.mounts import storage_source
 from tests.jobs.execution_helpers import admit_and_launch, log_of, make_job, program, wait_for_phase
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import AcceleratorModelFactory, ImageFactory, NodeSpecFactory

@@ -15,8 +15,8 @@ import pytest
 
 from jobs.models import Attempt, Phase
 from resources import samples
+from resources.catalog.mounts import storage_source
 from resources.models import Image
-from resources.mounts import storage_source
 from tests.jobs.execution_helpers import admit_and_launch, log_of, make_job, wait_for_phase
 
 pytestmark = pytest.mark.usefixtures("local_runs")

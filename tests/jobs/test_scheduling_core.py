@@ -22,7 +22,7 @@ from jobs.scheduling import (
     schedule,
     words,
 )
-from resources.capacity import Demand, NodeState, take
+from resources.placement.capacity import Demand, NodeState, take
 
 A100, V100 = 1, 2
 GiB = 1024

@@ -23,7 +23,7 @@ from jobs.scheduling import (
     schedule,
     words,
 )
-from resources.capacity import Demand
+from resources.placement.capacity import Demand
 from tests.jobs.test_scheduling_core import A100, V100, boards, job, node, running, spec
 
 DRAFT = 0

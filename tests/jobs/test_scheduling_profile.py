@@ -1,4 +1,4 @@
-"""The time-resource profile: its arithmetic agrees with resources.capacity, and the
+"""The time-resource profile: its arithmetic agrees with resources.placement.capacity, and the
 earliest-start search finds exactly the first start a brute force finds."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from jobs.scheduling.node_fit import NodeInfo, fit, from_mask, to_mask
 from jobs.scheduling.profile import Item, Profile, Timeline
 from jobs.scheduling.search import earliest, tail_fit
-from resources.capacity import Demand, NodeState, fit_count
+from resources.placement.capacity import Demand, NodeState, fit_count
 
 MODELS = (1, 2)
 

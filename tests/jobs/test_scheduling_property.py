@@ -22,7 +22,7 @@ from jobs.scheduling import (
     SchedNode,
     schedule,
 )
-from resources.capacity import Demand, NodeState, take
+from resources.placement.capacity import Demand, NodeState, take
 
 MODELS = (1, 2)
 

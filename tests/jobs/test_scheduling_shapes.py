@@ -16,7 +16,7 @@ from jobs.scheduling.nodes import first_rooms
 from jobs.scheduling.profile import Item, Profile, Timeline, demand_key
 from jobs.scheduling.rules import shortfall, shortfall_now
 from jobs.scheduling.search import earliest
-from resources.capacity import Demand, NodeState, choose_slots, shortages
+from resources.placement.capacity import Demand, NodeState, choose_slots, shortages
 from tests.jobs.test_scheduling_profile import demands, states
 
 MODEL = 1

@@ -20,7 +20,7 @@ from jobs import permissions
 from jobs.models import Attempt, Phase
 from jobs.terminal import access, retention
 from jobs.terminal.paths import PathStream
-from resources import identity
+from resources.inventory import identity
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import admit_and_launch, make_job, program, wait_for_phase
 

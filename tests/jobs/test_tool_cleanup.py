@@ -14,7 +14,7 @@ from django.conf import settings
 from jobs import operations
 from jobs.models import DevEnvironment, Job, Tool
 from jobs.tools import launch, service
-from resources.mounts import storage_source
+from resources.catalog.mounts import storage_source
 from tests.helpers import wait_until
 from tests.jobs.factories import JobFactory
 from tests.jobs.tools_helpers import write_scalars

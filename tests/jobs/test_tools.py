@@ -14,7 +14,7 @@ from console.sharing import Access
 from jobs import permissions
 from jobs.models import JobEvent, Tool
 from jobs.tools import access
-from resources.mounts import storage_source
+from resources.catalog.mounts import storage_source
 from tests.helpers import live_session, wait_until
 from tests.jobs.factories import JobFactory
 from tests.jobs.tools_helpers import write_scalars
@@ -219,7 +219,7 @@ def _run_cell(socket, code: str) -> str:
 
 
 def test_jupyterlab_runs_a_cell_as_its_owner_in_the_workspace(asgi_web, alice, lab_env):
-    from resources import identity
+    from resources.inventory import identity
 
     with live_session(asgi_web, alice) as session:
         tool = _open_lab(session, lab_env)

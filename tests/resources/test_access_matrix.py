@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from console.sharing import Access
-from resources.catalog_kinds import KINDS
+from resources.catalog.kinds import KINDS
 from resources.models import ResourcePool
 from tests.helpers import check_answer
 from tests.resources.catalog_factories import make_item

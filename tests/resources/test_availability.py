@@ -2,8 +2,9 @@ from decimal import Decimal
 
 import pytest
 
-from resources import availability, hooks
+from resources import hooks
 from resources.models import Node
+from resources.placement import availability
 from tests.resources.factories import (
     AcceleratorModelFactory,
     AllocationFactory,

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resources.capacity import (
+from resources.placement.capacity import (
     Demand,
     NodeState,
     choose_slots,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from console.sharing import Access
-from resources.catalog_kinds import KINDS
+from resources.catalog.kinds import KINDS
 from resources.models import Dataset, DatasetVersion, TrainedModel
 from tests.resources.catalog_factories import (
     DatasetFactory,

@@ -8,7 +8,7 @@ import pytest
 
 from console import limits
 from console.sharing import Access
-from resources.catalog_kinds import KINDS
+from resources.catalog.kinds import KINDS
 from resources.forms.catalog import item_form_class, version_form_class
 from resources.models import TrainedModel
 from tests.resources.catalog_factories import (

@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from console.sharing import Access
-from resources.catalog_kinds import KINDS
+from resources.catalog.kinds import KINDS
 from tests.resources.catalog_factories import (
     AlgorithmFactory,
     DatasetFactory,

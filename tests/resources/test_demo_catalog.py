@@ -8,7 +8,8 @@ from django.contrib.auth import get_user_model
 from console.models import Project
 from console.sharing import Access
 from console.validation.command import check_command
-from resources import demo_catalog, mounts, samples
+from resources import samples
+from resources.catalog import demo, mounts
 from resources.models import (
     Algorithm,
     AnnotationSet,
@@ -40,7 +41,7 @@ def seeded(settings, tmp_path, admin, lead, alice, bob, charlie, vision, speech)
     settings.STORAGE_ROOT = tmp_path / "storage"
     users = {"admin": admin, "lead": lead, "alice": alice, "bob": bob, "charlie": charlie}
     logged: list[str] = []
-    demo_catalog.seed(logged.append, users, {"vision": vision, "speech": speech})
+    demo.seed(logged.append, users, {"vision": vision, "speech": speech})
     return logged
 
 
@@ -104,7 +105,7 @@ def test_unwritable_storage_is_logged_not_fatal(
     settings.STORAGE_ROOT.write_text("not a folder")
     users = {"admin": admin, "lead": lead, "alice": alice, "bob": bob, "charlie": charlie}
     logged: list[str] = []
-    demo_catalog.seed(logged.append, users, {"vision": vision, "speech": speech})
+    demo.seed(logged.append, users, {"vision": vision, "speech": speech})
     assert "could not prepare" in logged[0]
     assert Dataset.objects.count() == 2
 
@@ -118,7 +119,7 @@ def test_seeding_again_changes_nothing(seeded, settings, admin, lead, alice, bob
         "vision": alice.memberships.get().project,
         "speech": charlie.memberships.get().project,
     }
-    demo_catalog.seed(lambda line: None, users, projects)
+    demo.seed(lambda line: None, users, projects)
     assert {model: model.objects.count() for model in MODELS} == before
     assert Dataset.objects.get(name="imagenet-mini").favourited_by.count() == 1
     assert readme.read_text() == "edited by alice"
@@ -132,7 +133,7 @@ def test_the_ddp_sample_algorithm_holds_the_sample_program(seeded, settings, adm
     # Seeding again keeps what the owner changed.
     (folder / "train.py").write_text("# mine\n")
     users = {u.username: u for u in get_user_model().objects.all()}
-    demo_catalog.seed(lambda line: None, users, {p.slug: p for p in Project.objects.all()})
+    demo.seed(lambda line: None, users, {p.slug: p for p in Project.objects.all()})
     assert (folder / "train.py").read_text() == "# mine\n"
 
 
@@ -177,7 +178,7 @@ def test_seeding_again_fills_missing_suggestions_and_keeps_an_owners(images, see
         suggested_nodes=4, suggested_command="python /workspace/algorithm/train.py --epochs 9"
     )
     users = {u.username: u for u in get_user_model().objects.all()}
-    demo_catalog.seed(lambda line: None, users, {p.slug: p for p in Project.objects.all()})
+    demo.seed(lambda line: None, users, {p.slug: p for p in Project.objects.all()})
     tf = Algorithm.objects.get(name="tf-sample")
     assert (tf.suggested_image, tf.suggested_mode, tf.suggested_nodes) == (
         images["tensorflow-2"],

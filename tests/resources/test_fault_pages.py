@@ -10,7 +10,7 @@ from django.utils import translation
 from django.utils.translation import gettext_noop
 
 from console.words import said
-from resources import faults
+from resources.inventory import faults
 from resources.models import FaultKind, Node, NodeFault
 from tests.resources.factories import (
     AllocationFactory,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from resources import runtime_images, runtimes
+from resources.inventory import runtime_images, runtimes
 from resources.models import Image
 from tests.resources.factories import ImageFactory
 

@@ -1,7 +1,7 @@
 import pytest
 
 from resources.backends.base import NodeInfo
-from resources.inventory import sync
+from resources.inventory.sync import sync
 from resources.models import AcceleratorModel, DriverVersion, Node
 from tests.resources.factories import AllocationFactory, NodeFactory, ResourcePoolFactory
 

@@ -25,7 +25,7 @@ from tests.helpers import wait_until
 
 @dataclasses.dataclass(frozen=True)
 class Mounted:
-    """A mount as jobs.launch takes it (resources.mounts.Mount without catalog details)."""
+    """A mount as jobs.launch takes it (resources.catalog.mounts.Mount without catalog details)."""
 
     source: str
     target: str

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from resources import mounts
+from resources.catalog import mounts
 from resources.models import (
     Algorithm,
     Dataset,

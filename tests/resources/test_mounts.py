@@ -11,13 +11,13 @@ import os
 import pytest
 
 from console.sharing import Access
-from resources import mounts
+from resources.catalog import mounts
+from resources.catalog.mounts import Mount, MountKind, UnsafePath
 from resources.models import (
     Algorithm,
     TrainedModel,
     Volume,
 )
-from resources.mounts import Mount, MountKind, UnsafePath
 from tests.resources.catalog_factories import DatasetVersionFactory, VolumeFactory
 from tests.resources.mount_helpers import (
     OTHER,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from console import limits
-from resources import faults, probes
 from resources.demo import fit_prechecks
+from resources.inventory import faults, probes
 from resources.models import FaultKind
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory
 

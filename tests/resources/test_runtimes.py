@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from resources import runtimes
+from resources.inventory import runtimes
 
 
 def program(path, body):

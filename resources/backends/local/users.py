@@ -58,7 +58,7 @@ def job_user() -> JobUser | None:
 def identity_user(uid: int, gid: int, groups: tuple[int, ...], name: str) -> JobUser:
     """A console user's own identity as a user of this machine (root only), created once.
 
-    The numbers are the console's (resources.identity); names only make ``id`` and ``ls``
+    The numbers are the console's (resources.inventory.identity); names only make ``id`` and ``ls``
     readable, and OpenMPI and getpass want a passwd entry. Another account already holding
     the number would share files and signals with the job: that is refused, not papered over.
     """

@@ -4,8 +4,8 @@ form for the shell (drills and scripted demos)."""
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import translation
 
-from resources import faults
 from resources.forms.faults import kind_text, outcome
+from resources.inventory import faults
 from resources.models import FaultKind, Node, NodeFault
 
 

@@ -4,7 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError
 
-from resources import runtime_images, runtimes
+from resources.inventory import runtime_images, runtimes
 
 
 class Command(BaseCommand):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from console.sharing import RANK, Access
-from resources.mounts import clean_storage_path, is_folder_name
+from resources.catalog.mounts import clean_storage_path, is_folder_name
 
 USERS = "users"
 OUTPUTS = "outputs"
@@ -124,7 +124,7 @@ class NotYours(ValueError):
 
 def check_writable(user, path: str) -> str:
     """The clean form of ``path`` if ``user`` may write there; :class:`NotYours` otherwise
-    (and :class:`resources.mounts.UnsafePath` for a path that is no storage path at all)."""
+    (and :class:`resources.catalog.mounts.UnsafePath` for a path that is no storage path at all)."""
     clean = clean_storage_path(path)
     found = standing(user, clean)
     if not found.writable:

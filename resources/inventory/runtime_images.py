@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from resources.inventory.runtimes import TORCH, Definition, default_folder, is_ready
 from resources.models import Image
-from resources.runtimes import TORCH, Definition, default_folder, is_ready
 
 
 def attach(definition: Definition, folder: Path | None = None) -> list[str]:

@@ -1,4 +1,4 @@
-"""Why a spec cannot start (:mod:`resources.placement`'s reasons) in the reader's language.
+"""Why a spec cannot start (:mod:`resources.placement.answer`'s reasons) in the reader's language.
 
 The job form, its availability panel, /cluster/ and the queue word the same reasons alike.
 """
@@ -9,7 +9,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from console.words import plural_number
-from resources.placement import NeverFits, NoAllowedNode, Shortfall, TooFewNodes
+from resources.placement.answer import NeverFits, NoAllowedNode, Shortfall, TooFewNodes
 
 
 class Names:

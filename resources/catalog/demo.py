@@ -103,7 +103,7 @@ def _models() -> dict:
 
 
 def _write_folders(folders: list[tuple[str, str]], log: Callable[[str], object]) -> None:
-    from resources.mounts import storage_source
+    from resources.catalog.mounts import storage_source
 
     for path, text in folders:
         try:
@@ -134,7 +134,7 @@ def _suggest_launch(algorithm) -> None:
 
 def _copy_programs(items: dict, log: Callable[[str], object]) -> None:
     from resources import samples
-    from resources.mounts import storage_source
+    from resources.catalog.mounts import storage_source
 
     for key, program in PROGRAMS:
         path = items[key].path

@@ -1,4 +1,4 @@
-"""How a runtime (resources.runtimes) is made: the Python 3.11 it is based on, the local
+"""How a runtime (resources.inventory.runtimes) is made: the Python 3.11 it is based on, the local
 PyTorch CPU wheel, and the venv with its packages.
 
 PyTorch has no CPU wheel for the console's Python (3.12+), so every runtime uses a Python

@@ -8,8 +8,8 @@ to put first on the replica's ``PATH``, so that ``python train.py`` (or ``deepsp
 
 :data:`RUNTIMES` lists the runtimes the demo images need, each a venv under
 ``RUNTIMES_DIR/<name>/`` (default: once per machine, in the temporary folder) made by
-:func:`ensure` (how: resources.runtime_build). ``make run`` makes them all on first use (``manage.py
-make_runtime``); afterwards each is found at once by its stamp file.
+:func:`ensure` (how: resources.inventory.runtime_build). ``make run`` makes them all on first
+use (``manage.py make_runtime``); afterwards each is found at once by its stamp file.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from django.utils.translation import gettext as _
 
-from resources import runtime_build as build
-from resources.runtime_build import (  # noqa: F401  (what callers and tests use from here)
+from resources.inventory import runtime_build as build
+from resources.inventory.runtime_build import (  # noqa: F401  (what callers and tests use from here)
     PYTHON_VERSION,
     STAMP,
     TORCH_REQUIREMENT,
@@ -86,7 +86,7 @@ class Definition:
     images: tuple[str, ...]
     packages: tuple[str, ...]
     check: str
-    # torch only from the local CPU wheel (resources.runtime_build.local_cpu_wheel)
+    # torch only from the local CPU wheel (resources.inventory.runtime_build.local_cpu_wheel)
     local_torch: bool = False
     # Packages built from source after the others (they need torch at build time), with
     # these variables, and never from pip's cache of wheels built with other variables.
@@ -317,6 +317,13 @@ def local_problem(image, mode: str | None = None) -> str | None:
             "run its jobs in that mode; its other jobs still run."
         ) % {"part": extra.what, "reason": reason}
     return None
+
+
+def image_problem(image) -> str | None:
+    """Why this machine's nodes (the local backend) cannot run ``image``'s jobs, in any mode
+    or in one that needs an optional part: what the image's inventory row shows."""
+    modes = [mode for d in RUNTIMES for e in d.extras for mode in e.modes]
+    return next(filter(None, (local_problem(image, mode) for mode in [None, *modes])), None)
 
 
 def path_entries(image) -> list[str]:

@@ -2,7 +2,7 @@
 
 A fixed number of queries whatever the number of nodes. Capacity and fit are computed for
 every node from plain values; names, usage and reasons only for the rows on screen. Whether
-a spec can start (ever, now) is :mod:`resources.placement`'s answer, per place a job may
+a spec can start (ever, now) is :mod:`resources.placement.answer`'s answer, per place a job may
 run: the form, its panel, /cluster/ and admission never disagree about a spec.
 """
 
@@ -14,10 +14,18 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 from django.utils.translation import gettext as _
 
-from resources import hooks, placement
-from resources.capacity import Demand, NodeState, Shortage, fit_count, shortages, slot_label
+from resources import hooks
 from resources.models import AcceleratorModel, Allocation, Node, NodeSpec, ResourcePool
-from resources.placement_words import Names, elsewhere_text, never_text
+from resources.placement import answer
+from resources.placement.capacity import (
+    Demand,
+    NodeState,
+    Shortage,
+    fit_count,
+    shortages,
+    slot_label,
+)
+from resources.placement.words import Names, elsewhere_text, never_text
 
 IDLE = "idle"
 TIGHT = "tight"
@@ -68,7 +76,7 @@ class NodeRow:
 class PlaceAnswer:
     """One spec in one place a job may run (the shared nodes, a pool, the pinned nodes)."""
 
-    where: placement.Where
+    where: answer.Where
     pool: ResourcePool | None
     never: str  # why a job could never start here, in words; "" if it could
     now: int  # replicas that fit at once now: a gang of up to this many starts now
@@ -97,7 +105,7 @@ class SpecSummary:
 
     @property
     def never(self) -> bool:
-        return all(answer.never for answer in self.answers)
+        return all(a.never for a in self.answers)
 
 
 @dataclass
@@ -142,7 +150,7 @@ NODE_FIELDS = (
 )  # fmt: skip
 
 
-def load_nodes() -> tuple[list[placement.SchedNode], list[placement.SchedNode]]:
+def load_nodes() -> tuple[list[answer.SchedNode], list[answer.SchedNode]]:
     """Every live node (what a job could ever get) and, of those, the schedulable ones
     with what they hold now (what it could get now). Two queries."""
     live, schedulable = [], {}
@@ -159,7 +167,7 @@ def load_nodes() -> tuple[list[placement.SchedNode], list[placement.SchedNode]]:
         status,
         cordoned,
     ) in Node.objects.live().values_list(*NODE_FIELDS):
-        node = placement.SchedNode(
+        node = answer.SchedNode(
             NodeState(pk, name, cpu, memory, boards, slices, model), pool, driver
         )
         live.append(node)
@@ -183,7 +191,7 @@ def compute(
     *,
     spec_ids=(),
     model_ids=(),
-    rules: placement.Rules | None = None,
+    rules: answer.Rules | None = None,
     need: int = 1,
 ) -> Availability:
     """The table and the per-spec answers for the chosen specs (all, if none is chosen).
@@ -191,7 +199,7 @@ def compute(
     Without ``rules`` (/cluster/): every node the user may see, and each spec answered in
     each place their project's jobs may run. With ``rules`` (the job form's panel): the
     nodes those rules allow, and each spec answered there for ``need`` nodes at once. The
-    answers are :mod:`resources.placement`'s, the same as the form's and admission's.
+    answers are :mod:`resources.placement.answer`'s, the same as the form's and admission's.
     """
     models = list(AcceleratorModel.objects.live())
     specs, chosen = _specs(spec_ids, model_ids)
@@ -231,30 +239,30 @@ def _specs(spec_ids, model_ids) -> tuple[list[NodeSpec], list[NodeSpec]]:
     return specs, chosen
 
 
-def _places_and_shown(user, pools: frozenset[int], now, rules: placement.Rules | None):
+def _places_and_shown(user, pools: frozenset[int], now, rules: answer.Rules | None):
     """Where the specs are answered, and the nodes the table shows. Without ``rules``: each
     place the project's jobs may run, and every node the user may see; with them: those
     rules' one place and the nodes they allow."""
     if rules is None:
-        places = placement.places(pools)
+        places = answer.places(pools)
         shown = [n for n in now if user.is_staff or n.pool is None or n.pool in pools]
     else:
         places = [rules]
-        allowed = placement.allowed(now, rules)
-        shown = [] if isinstance(allowed, placement.NoAllowedNode) else allowed
+        allowed = answer.allowed(now, rules)
+        shown = [] if isinstance(allowed, answer.NoAllowedNode) else allowed
     return places, shown
 
 
 def _answer(where, pool, demand: Demand, need: int, live, now, names: Names, with_hints: bool):
     """One spec in one place: whether a job could ever start there, how many replicas fit
     now and on how many nodes, and (``with_hints``) where it could start instead."""
-    never = placement.never(live, where, [(demand, need)])
-    usable = placement.allowed(now, where)
-    usable = [] if isinstance(usable, placement.NoAllowedNode) else usable
+    never = answer.never(live, where, [(demand, need)])
+    usable = answer.allowed(now, where)
+    usable = [] if isinstance(usable, answer.NoAllowedNode) else usable
     counts = [fit_count(demand, node.state) for node in usable]
     hints = []
     if never and with_hints:
-        hints.append(elsewhere_text(placement.elsewhere(live, where, [(demand, need)]), names))
+        hints.append(elsewhere_text(answer.elsewhere(live, where, [(demand, need)]), names))
     return PlaceAnswer(
         where=where,
         pool=pool,

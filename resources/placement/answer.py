@@ -5,7 +5,7 @@ and admission all ask these functions, so that a spec never gets two answers (SP
 J25, Q5). Placement rules come first (SPEC J10–J12): a job runs on the shared nodes, or in
 the one dedicated pool it names, which its project must be allowed to use; pinned node
 names pick nodes themselves (shared ones, or of pools the project may use); a driver
-version keeps the nodes that have it. Capacity comes second (:mod:`resources.capacity`).
+version keeps the nodes that have it. Capacity comes second (:mod:`resources.placement.capacity`).
 
 Plain data in, plain data out, no ORM. The scheduler restates the capacity part on
 bitmasks for speed (``jobs.scheduling.node_fit.fit``); property tests hold the two equal.
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from resources.capacity import Demand, NodeState, fit_count, shortages
+from resources.placement.capacity import Demand, NodeState, fit_count, shortages
 
 
 @dataclass(frozen=True, slots=True, eq=False)
