@@ -23,15 +23,14 @@ from jobs import lifecycle
 from jobs.models import Job, JobSpecChoice, Phase, Status
 from jobs.scheduling import passes
 from jobs.scheduling.data import (
-    Alternative,
     Placement,
     QueuedJob,
     Reservation,
     RunningJob,
     SchedNode,
 )
+from jobs.scheduling.queued import queued_job
 from jobs.scheduling.reason_words import Names, say, to_json
-from resources.availability import demand_of
 from resources.capacity import NodeState
 from resources.models import Allocation, Node, NodeSpec
 
@@ -164,29 +163,25 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False):
     for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
         choices[job_id].append(spec_id)
     for row in jobs.values(*QUEUE_FIELDS):
-        nodes = (row["nodes_requested"] or row["node_count"]) if requeued else row["node_count"]
-        minimum = min(row["elastic_min_nodes"], nodes) if row["elastic_min_nodes"] else None
-        alternatives = tuple(
-            Alternative(spec_id, demand_of(specs[spec_id]), nodes, minimum)
-            for spec_id in choices.get(row["pk"], [])
+        queued = queued_job(
+            id=row["pk"],
+            specs=(specs[spec_id] for spec_id in choices.get(row["pk"], [])),
+            # Requeued after an interruption, a job asks again for what the form asked.
+            nodes_asked=row["nodes_requested"] or row["node_count"]
+            if requeued
+            else row["node_count"],
+            elastic_min=row["elastic_min_nodes"],
+            duration_hours=row["duration_hours"],
+            submitted_at=epoch(row["submitted_at"]),
+            priority=row["priority"],
+            resubmitted=row["resubmitted"] or requeued,
+            node_names=row["node_names"] or (),
+            pool=row["pool_id"],
+            driver=row["driver_version_id"],
+            allowed_pools=pools_of[row["project_id"]],
         )
-        if not alternatives:
-            continue
-        yield (
-            row,
-            QueuedJob(
-                id=row["pk"],
-                alternatives=alternatives,
-                duration=row["duration_hours"] * 3600.0,
-                priority=row["priority"],
-                resubmitted=row["resubmitted"] or requeued,
-                submitted_at=epoch(row["submitted_at"]),
-                node_names=frozenset(row["node_names"] or ()),
-                pool=row["pool_id"],
-                driver=row["driver_version_id"],
-                allowed_pools=frozenset(pools_of[row["project_id"]]),
-            ),
-        )
+        if queued is not None:
+            yield row, queued
 
 
 def _reservation_to_json(reservation: Reservation) -> dict:
