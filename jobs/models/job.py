@@ -122,10 +122,12 @@ class Job(models.Model):
         "resources.NodeSpec", verbose_name=_("spec it runs on"), null=True, blank=True,
         on_delete=models.PROTECT, related_name="+",
     )  # fmt: skip
-    node_count = models.PositiveSmallIntegerField(_("node count"), default=1)
-    # What the form asked for: admission sets node_count to what it got, which an elastic
-    # job may grow back to (SPEC F5). None on jobs from before: node_count.
-    nodes_requested = models.PositiveSmallIntegerField(_("nodes asked for"), null=True, blank=True)
+    # What the form asked for, kept as it was: a job back in the queue asks for it again,
+    # and an elastic job admitted on fewer may grow back to it (SPEC F5).
+    nodes_asked = models.PositiveSmallIntegerField(_("nodes asked for"), default=1)
+    # What admission gave the run: None until admitted and again once back in the queue;
+    # fewer than asked only for an elastic job.
+    nodes_granted = models.PositiveSmallIntegerField(_("nodes granted"), null=True, blank=True)
     ps_count = models.PositiveSmallIntegerField(_("parameter servers"), default=0)
     node_names = ArrayField(
         models.CharField(max_length=253), verbose_name=_("node names"), default=list, blank=True
@@ -244,8 +246,9 @@ class Job(models.Model):
         return wording(self.reason, self.reason_said)
 
     @property
-    def requested_nodes(self) -> int:
-        return self.nodes_requested or self.node_count
+    def nodes(self) -> int:
+        """The nodes the job runs on: those granted once admitted, else those asked for."""
+        return self.nodes_granted or self.nodes_asked
 
     @property
     def fault_tolerant(self) -> bool:

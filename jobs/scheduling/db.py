@@ -118,8 +118,7 @@ QUEUE_FIELDS = (
     "resubmitted",
     "submitted_at",
     "duration_hours",
-    "node_count",
-    "nodes_requested",
+    "nodes_asked",
     "elastic_min_nodes",
     "node_names",
     "pool_id",
@@ -142,7 +141,7 @@ def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str]]:
 
 def requeued(jobs) -> dict[int, QueuedJob]:
     """Running jobs as the queue would hold them once requeued after an interruption
-    (jobs.faults.recovery.requeue): resubmitted, at the node count the form asked for."""
+    (jobs.faults.recovery.requeue): resubmitted, asking again for the nodes it asked for."""
     return {row["pk"]: queued for row, queued in _as_queued(jobs, None, requeued=True)}
 
 
@@ -166,10 +165,7 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False):
         queued = queued_job(
             id=row["pk"],
             specs=(specs[spec_id] for spec_id in choices.get(row["pk"], [])),
-            # Requeued after an interruption, a job asks again for what the form asked.
-            nodes_asked=row["nodes_requested"] or row["node_count"]
-            if requeued
-            else row["node_count"],
+            nodes_asked=row["nodes_asked"],
             elastic_min=row["elastic_min_nodes"],
             duration_hours=row["duration_hours"],
             submitted_at=epoch(row["submitted_at"]),
@@ -297,7 +293,7 @@ def _admit(admission, state: State, spec_names: dict[int, str]) -> bool:
         message,
         spec_id=admission.spec_id,
         admitted_at=timezone.now(),
-        node_count=nodes,
+        nodes_granted=nodes,
         queue_position=None,
         latest_start=None,
         wait_reason="",

@@ -70,7 +70,7 @@ def _queue(user, project, specs, image, count: int, rng: random.Random):
             output_path="o",
             duration_hours=rng.choice([1, 4, 24]),
             mode="pytorch",
-            node_count=rng.randint(1, 16),
+            nodes_asked=rng.randint(1, 16),
             priority=rng.choice([0, 0, 0, 1]),
             submitted_at=now - timezone.timedelta(seconds=count - i),
         )

@@ -45,12 +45,17 @@ def test_a_pass_admits_what_fits_and_explains_what_waits(alice, vision, a100, gp
         owner=alice,
         project=vision,
         name="small",
-        node_count=2,
+        nodes_asked=2,
         mode="pytorch",
         specs=[spec(a100, 4)],
     )
     big = JobFactory(
-        owner=alice, project=vision, name="big", node_count=2, mode="pytorch", specs=[spec(a100, 8)]
+        owner=alice,
+        project=vision,
+        name="big",
+        nodes_asked=2,
+        mode="pytorch",
+        specs=[spec(a100, 8)],
     )
     result = run_pass()
     assert result.ran and result.admitted == [small.pk]
@@ -113,7 +118,7 @@ def test_parallel_and_duplicate_passes_never_overbook(alice, vision, a100):
             command="python t.py",
             output_path="o",
             duration_hours=1 + i % 24,
-            node_count=1 + i % 4,
+            nodes_asked=1 + i % 4,
             mode="pytorch",
         )
         for i in range(2000)
@@ -166,7 +171,7 @@ def test_parallel_and_duplicate_passes_never_overbook(alice, vision, a100):
     admitted = Job.objects.filter(phase=Phase.ADMITTED)
     for job in admitted:
         count = sum(1 for _, holder, *rest in live if holder == job.pk)
-        assert count == job.node_count, f"partial gang for {job}"
+        assert count == job.nodes_granted, f"partial gang for {job}"
     assert Job.objects.filter(phase=Phase.QUEUED).exclude(queue_position=None).exists()
 
 

@@ -259,7 +259,7 @@ def test_the_workload_carries_what_a_cluster_needs(alice, bob, vision, run_clust
     from jobs.scheduling.db import run_pass
     from resources import identity
 
-    job = make_job(alice, vision, run_cluster["gpu"], mode="pytorch", node_count=2)
+    job = make_job(alice, vision, run_cluster["gpu"], mode="pytorch", nodes_asked=2)
     job.elastic_min_nodes = 1
     job.save(update_fields=["elastic_min_nodes"])
     run_pass()

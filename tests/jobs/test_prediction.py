@@ -172,7 +172,7 @@ def test_reasons_are_worded_in_the_readers_language(client, alice, vision, clust
         owner=alice,
         project=vision,
         name="big",
-        node_count=3,
+        nodes_asked=3,
         mode="pytorch",
         specs=[cluster["spec4"]],
     )
