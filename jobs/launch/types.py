@@ -9,8 +9,6 @@ from typing import Protocol
 
 from jobs.launch.commands import display_command
 
-MODES = ("single", "mpi", "tensorflow", "pytorch", "deepspeed")
-
 # Our own variables carry this prefix; seed 002's names are repeated under the peer's prefix
 # so that scripts written for that platform run unchanged.
 ENV_PREFIX = "CONSOLE_"
@@ -20,7 +18,7 @@ PEER_ENV_PREFIX = "MLP_"
 PORT_RANGE = (5000, 10000)
 
 # Where the job's output path appears inside every container (SPEC W; the same constant as
-# resources.mounts.OUTPUTS_TARGET, repeated because this package must not import Django).
+# resources.mounts.OUTPUTS_TARGET, repeated because this package must not read settings).
 OUTPUTS_DIR = "/workspace/outputs"
 
 # SPEC J15 / seed 000: the parameter-server spec is an admin setting, 1 CPU and 1 GiB.

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from console.modes import Mode  # shared with the catalog's suggested launch
+from console.modes import Mode, Rules, rules_of  # shared with the catalog's suggested launch
 from console.sharing import Access
 
 
@@ -244,6 +244,10 @@ class Job(models.Model):
         from console.words import wording
 
         return wording(self.reason, self.reason_said)
+
+    @property
+    def mode_rules(self) -> Rules:
+        return rules_of(self.mode)
 
     @property
     def nodes(self) -> int:
