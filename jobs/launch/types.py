@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from jobs.launch.commands import display_command
+from resources.backends.base import ReplicaSpec
 
 # Our own variables carry this prefix; seed 002's names are repeated under the peer's prefix
 # so that scripts written for that platform run unchanged.
@@ -85,6 +86,27 @@ class ReplicaPlan:
         """The command as one shell line; with ``width``, wrapped with `` \\`` continuations
         (still pasteable into a shell)."""
         return display_command(self.argv, width)
+
+    def placed(self, node: str, slots: tuple[int, ...] = (), *, path: str = "") -> ReplicaSpec:
+        """This replica as a backend runs it (the Workload contract's replica), on ``node``
+        holding the physical boards ``slots``; ``path``: the PATH its processes start from
+        (empty: the backend's default). The one place a plan becomes the backend's type."""
+        return ReplicaSpec(
+            name=self.hostname,
+            role=self.role,
+            index=self.index,
+            argv=tuple(self.argv),
+            env={**self.env, "PATH": path} if path else dict(self.env),
+            files=dict(self.files),
+            mounts=tuple((str(m.source), str(m.target), bool(m.read_only)) for m in self.mounts),
+            cpu_millicores=self.cpu_millicores,
+            memory_mib=self.memory_mib,
+            slots=slots,
+            node=node,
+            runs_entry=self.runs_entry,
+            awaited=self.awaited,
+            aliases=(self.address,) if self.address != self.hostname else (),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
