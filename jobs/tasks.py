@@ -48,7 +48,7 @@ def fail_overdue_resubmissions(now=None) -> list[int]:
 def admit() -> None:
     """One admission pass. Beat calls it every few seconds and views enqueue it on submit,
     stop and finish; a pass that finds another one running returns at once."""
-    from jobs.scheduling.db import prune_queue_changes, run_pass
+    from jobs.admission.db import prune_queue_changes, run_pass
 
     fail_overdue_resubmissions()
     prune_queue_changes()

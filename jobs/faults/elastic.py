@@ -22,10 +22,10 @@ from django.utils.dateparse import parse_datetime
 
 from console import limits
 from console.words import counted, said
+from jobs.admission import db
 from jobs.faults import recovery
 from jobs.faults.policy import Cause
 from jobs.models import Attempt, Job, Phase
-from jobs.scheduling import db
 from jobs.scheduling.predict import room_to_grow
 
 log = logging.getLogger(__name__)

@@ -346,7 +346,7 @@ def requeue(job: Job, decision: Decision, record: FaultRecord | None = None) -> 
         "resubmitted": True,
         # Q6 counts a fault's resubmission; growing is not one (it waits as long as it must).
         "resubmitted_at": timezone.now() if decision.action != Action.SCALE else None,
-        "nodes_granted": None,  # it asks again for what it asked (jobs.scheduling.db)
+        "nodes_granted": None,  # it asks again for what it asked (jobs.admission.db)
         "spec": None,
         **counts,
     }

@@ -194,11 +194,11 @@ class Job(models.Model):
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     deadline = models.DateTimeField(_("ends at the latest"), null=True, blank=True)
     admitted_at = models.DateTimeField(_("admitted"), null=True, blank=True)
-    # Where a queued job stands after the last admission pass (jobs/scheduling/db.py).
+    # Where a queued job stands after the last admission pass (jobs/admission/db.py).
     queue_position = models.PositiveIntegerField(_("queue position"), null=True, blank=True)
     latest_start = models.DateTimeField(_("starts by"), null=True, blank=True)
     wait_reason = models.CharField(_("why it waits"), max_length=500, blank=True)
-    # The same reason as data (jobs/scheduling/reason_words.py), worded in each reader's language.
+    # The same reason as data (jobs/admission/words.py), worded in each reader's language.
     wait_detail = models.JSONField(null=True, blank=True)
     blockers = ArrayField(models.BigIntegerField(), default=list, blank=True)
     # The pass's reservation, given back to the next pass as a commitment.

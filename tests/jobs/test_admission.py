@@ -10,8 +10,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from jobs.admission.db import LOCK_KEY, run_pass
 from jobs.models import Job, JobEvent, Phase, Status
-from jobs.scheduling.db import LOCK_KEY, run_pass
 from jobs.tasks import admit, fail_overdue_resubmissions
 from resources.models import Allocation
 from tests.helpers import wait_until

@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from console import limits
 from console.models import Project
-from jobs import prediction
+from jobs.admission import prediction
 from jobs.faults import inspection
 from jobs.models import Job, Phase
 from resources.models import Image, NodeSpec, ResourcePool

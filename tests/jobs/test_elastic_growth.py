@@ -174,8 +174,8 @@ def test_an_elastic_job_grows_to_the_nodes_it_asked_once_one_is_free(
 def test_requeued_to_grow_it_is_admitted_first_on_all_it_asked(
     alice, vision, admin, transactional_db, elastic_pool
 ):
+    from jobs.admission.db import run_pass
     from jobs.faults import recovery
-    from jobs.scheduling.db import run_pass
     from resources.backends.base import WorkloadState, WorkloadStatus
 
     limits.save({"scale_up_after_seconds": 0}, admin)

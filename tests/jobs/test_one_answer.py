@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from jobs import prediction
+from jobs.admission import prediction
+from jobs.admission.db import run_pass
 from jobs.models import Job, Phase
-from jobs.scheduling.db import run_pass
 from resources.models import (
     AcceleratorModel,
     Allocation,

@@ -12,9 +12,10 @@ import pytest
 from django.db import connection
 
 from console.celery import app
-from jobs import hooks, operations, prediction
+from jobs import hooks, operations
+from jobs.admission import prediction
+from jobs.admission.db import run_pass
 from jobs.models import Job, Phase, Priority
-from jobs.scheduling.db import run_pass
 from resources.models import Allocation, Node
 from tests.helpers import live_session, start_web_process
 from tests.jobs.factories import JobFactory

@@ -20,13 +20,13 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from console import limits
+from jobs.admission.db import epoch, load, moment, sched_nodes
+from jobs.admission.queued import queued_job
+from jobs.admission.words import Names, say, why_never
 from jobs.models import Job, Priority
 from jobs.scheduling import core, forecast, never_fits, passes
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
-from jobs.scheduling.db import epoch, load, moment, sched_nodes
 from jobs.scheduling.predict import standing
-from jobs.scheduling.queued import queued_job
-from jobs.scheduling.reason_words import Names, say, why_never
 from resources import placement
 from resources.availability import demand_of, project_pools
 from resources.models import Node, NodeSpec, ResourcePool

@@ -20,6 +20,8 @@ from django.utils import timezone, translation
 from console.celery import send
 from console.words import counted, said
 from jobs import lifecycle
+from jobs.admission.queued import queued_job
+from jobs.admission.words import Names, say, to_json
 from jobs.models import Job, JobSpecChoice, Phase, Status
 from jobs.scheduling import passes
 from jobs.scheduling.data import (
@@ -29,8 +31,6 @@ from jobs.scheduling.data import (
     RunningJob,
     SchedNode,
 )
-from jobs.scheduling.queued import queued_job
-from jobs.scheduling.reason_words import Names, say, to_json
 from resources.capacity import NodeState
 from resources.models import Allocation, Node, NodeSpec
 
@@ -221,7 +221,7 @@ class PassResult:
 
 def prune_queue_changes(minutes: int = 10) -> None:
     """Forget old entries of the change log the form's prediction checks its plan against
-    (jobs.prediction): a plan is never kept that long, so they can no longer matter."""
+    (jobs.admission.prediction): a plan is never kept that long, so they can no longer matter."""
     with connection.cursor() as cursor:
         cursor.execute(
             "DELETE FROM jobs_queue_change WHERE at < now() - make_interval(mins => %s)",
