@@ -18,7 +18,7 @@ class JobsConfig(AppConfig):
         console_hooks.connection_routes.append(connections.route)
 
         from jobs import hooks as job_hooks
-        from jobs.scheduling.db import ask_for_pass
+        from jobs.admission.db import ask_for_pass
 
         job_hooks.queue_listeners.append(ask_for_pass)
         hooks.inventory_listeners.append(ask_for_pass)

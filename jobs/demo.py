@@ -43,7 +43,8 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
         ended = status in {"succeeded", "error"}
         job = Job.objects.create(
             name=name, owner=alice, project=vision, others_access="read_only", mode=mode,
-            node_count=nodes, image=image, algorithm=algorithm, command=command,
+            nodes_asked=nodes, nodes_granted=None if status == "queued" else nodes,
+            image=image, algorithm=algorithm, command=command,
             output_path=f"{personal_folder(alice)}/outputs/{name}", duration_hours=24,
             status=status, phase=phase,
             created_at=created, submitted_at=created,

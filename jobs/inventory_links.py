@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from jobs.models import Attempt, Job, JobSpecChoice
@@ -30,9 +31,11 @@ def live_jobs_using(obj) -> list[tuple[str, str]]:
 def queued_boards_by_model() -> dict[int, float]:
     """Boards of each model the queued jobs ask for, counting each job by its first spec."""
     demand: dict[int, float] = defaultdict(float)
-    rows = JobSpecChoice.objects.filter(
-        job__status="queued", order=0, spec__boards__gt=0
-    ).values_list("spec__accelerator_model_id", "spec__boards", "job__node_count")
+    rows = (
+        JobSpecChoice.objects.filter(job__status="queued", order=0, spec__boards__gt=0)
+        .annotate(nodes=Coalesce("job__nodes_granted", "job__nodes_asked"))
+        .values_list("spec__accelerator_model_id", "spec__boards", "nodes")
+    )
     for model, boards, nodes in rows:
         demand[model] += float(boards) * nodes
     return dict(demand)

@@ -23,7 +23,7 @@ def request_for(job: Job, subtask=None, spec=None, **extra) -> LaunchRequest:
         memory_mib=spec.memory_mib,
         boards=float(spec.boards),
         port=port_for(job.pk),
-        node_count=job.node_count,
+        node_count=job.nodes,
         ps_count=job.ps_count,
         ps_cpu_millicores=caps.ps_cpu_cores * 1000,
         ps_memory_mib=caps.ps_memory_gib * 1024,

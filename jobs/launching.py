@@ -35,7 +35,7 @@ def effective_launch(job: Job, subtask=None) -> list[NodeLaunch]:
         command = job.command or (subtask.command if subtask else "")
         return [
             NodeLaunch("worker", i, f"{job.name}-worker-{i}", command, [], [])
-            for i in range(job.node_count)
+            for i in range(job.nodes)
         ]
     try:
         plan = plan_for(job, subtask)

@@ -22,7 +22,7 @@ from jobs.models import (
 from resources.catalog import storage
 
 JOB_FIELDS = (
-    "name", "others_access", "job_type", "priority", "mode", "node_count", "ps_count",
+    "name", "others_access", "job_type", "priority", "mode", "ps_count",
     "driver_version", "pool", "image", "output_path", "graceful_shutdown_seconds",
     "resume_enabled", "elastic_scale_up", "fault_restart_enabled", "data_prep", "debug_terminal",
     "duration_hours", "lifecycle_before_start", "lifecycle_after_stop", "hang_policy",
@@ -69,7 +69,7 @@ def _unsaved_job(data: dict, *, user, project, cloned_from: Job | None) -> Job:
         setattr(job, name, data.get(name))
     job.ps_count = data.get("ps_count") or 0
     job.hang_policy = data.get("hang_policy") or ""
-    job.nodes_requested = job.node_count
+    job.nodes_asked = data.get("node_count")
     job.node_names = [node.name for node in data.get("node_names") or []]
     job.max_resumes = (data.get("max_resumes") or 0) if job.resume_enabled else 0
     job.elastic_min_nodes = data.get("elastic_min_nodes") if data.get("elastic") else None
@@ -132,6 +132,7 @@ def initial_from_job(job: Job, *, resume: bool = False) -> dict:
     folder of its own, unless ``resume``: then it continues in ``job``'s output folder, from
     the checkpoints there — on purpose, never by accident."""
     initial = {name: getattr(job, name) for name in JOB_FIELDS}
+    initial["node_count"] = job.nodes  # the form's field, as the page has always named it
     initial["output_path"] = job.output_path if resume else ""
     for name in ("driver_version", "pool", "image"):
         initial[name] = getattr(job, f"{name}_id")

@@ -1,6 +1,6 @@
 """The jobs app's Celery tasks: what beat runs and what pages send. Nothing in the product
 imports this module (code below names a task to send it), so the work itself lives in the
-rooms below: the admission pass in jobs.scheduling.admission, runs in jobs.execution."""
+rooms below: the admission pass in jobs.admission.admit, runs in jobs.execution."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 def admit() -> None:
     """One admission pass. Beat calls it every few seconds and views enqueue it on submit,
     stop and finish; a pass that finds another one running returns at once."""
-    from jobs.scheduling.admission import admission_pass
+    from jobs.admission.admit import admission_pass
 
     result = admission_pass()
     if result.admitted:

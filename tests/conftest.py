@@ -55,7 +55,7 @@ def _small_prechecks(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _clean_cache():
-    from jobs import prediction
+    from jobs.admission import prediction
 
     # The cache and the process's queue plan must not carry one test's rows into the next.
     _clear_cache()

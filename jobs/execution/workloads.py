@@ -11,7 +11,6 @@ from resources.backends.base import (
     DEFAULT_PATH,
     LifecycleScripts,
     PreparedData,
-    ReplicaSpec,
     Workload,
 )
 from resources.catalog import storage
@@ -73,42 +72,10 @@ def build(job: Job, number: int, subtask=None) -> Workload:
     if not placed:
         raise ValueError("no node is reserved for the job")
     plan = plan_for(job, subtask)
-    path = _path(job)
-    replicas = []
-    workers = [r for r in plan.replicas if r.role == "worker"]
-    if len(workers) != len(placed):
-        raise ValueError(f"workers planned: {len(workers)}; nodes reserved: {len(placed)}")
-    for replica in plan.replicas:
-        if replica.role == "worker":
-            node, boards = placed[replica.index]
-        else:  # parameter servers share the workers' nodes (seed 001), holding no board
-            node, boards = placed[replica.index % len(placed)][0], ()
-        env = dict(replica.env)
-        if path:
-            env["PATH"] = path
-        replicas.append(
-            ReplicaSpec(
-                name=replica.hostname,
-                role=replica.role,
-                index=replica.index,
-                argv=tuple(replica.argv),
-                env=env,
-                files=dict(replica.files),
-                mounts=tuple(
-                    (str(m.source), str(m.target), bool(m.read_only)) for m in replica.mounts
-                ),
-                cpu_millicores=replica.cpu_millicores,
-                memory_mib=replica.memory_mib,
-                slots=boards,
-                node=node,
-                runs_entry=replica.runs_entry,
-                awaited=replica.awaited,
-                aliases=(replica.address,) if replica.address != replica.hostname else (),
-            )
-        )
-    workload = Workload(
+    replicas = _replicas(plan, placed, _path(job))
+    return Workload(
         id=workload_id(job, number),
-        replicas=tuple(replicas),
+        replicas=replicas,
         graceful_seconds=job.graceful_shutdown_seconds,
         wait_for_peers=plan.wait_for_peers,
         peer_timeout_seconds=settings.PEER_TIMEOUT_SECONDS,
@@ -128,7 +95,20 @@ def build(job: Job, number: int, subtask=None) -> Workload:
             timeout_seconds=limits.current().lifecycle_script_timeout_seconds,
         ),
     )
-    return workload
+
+
+def _replicas(plan, placed: list[tuple[str, tuple[int, ...]]], path: str) -> tuple:
+    """Each replica of the plan on its node: worker i on the i-th reservation, with its
+    boards; parameter servers share the workers' nodes (seed 001), holding no board."""
+    workers = [r for r in plan.replicas if r.role == "worker"]
+    if len(workers) != len(placed):
+        raise ValueError(f"workers planned: {len(workers)}; nodes reserved: {len(placed)}")
+    return tuple(
+        replica.placed(*placed[replica.index], path=path)
+        if replica.role == "worker"
+        else replica.placed(placed[replica.index % len(placed)][0], path=path)
+        for replica in plan.replicas
+    )
 
 
 def _prepared(job: Job, plan) -> tuple[PreparedData, ...]:

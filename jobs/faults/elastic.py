@@ -22,10 +22,10 @@ from django.utils.dateparse import parse_datetime
 
 from console import limits
 from console.words import counted, said
+from jobs.admission import db
 from jobs.faults import recovery
 from jobs.faults.policy import Cause
 from jobs.models import Attempt, Job, Phase
-from jobs.scheduling import db
 from jobs.scheduling.predict import room_to_grow
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ def candidates() -> list[Attempt]:
         job__elastic_scale_up=True,
         job__elastic_min_nodes__isnull=False,
     ).select_related("job")
-    return [a for a in attempts if a.job.node_count < a.job.requested_nodes]
+    return [a for a in attempts if a.job.nodes < a.job.nodes_asked]
 
 
 def grow(now: datetime | None = None) -> list[int]:
@@ -65,7 +65,7 @@ def grow(now: datetime | None = None) -> list[int]:
             count = room_to_grow(
                 state.nodes, state.running, state.queue, queued, state.now, state.committed
             )
-        if count <= job.node_count:
+        if count <= job.nodes:
             if KEY in (attempt.watch or {}):
                 _forget(attempt)
             continue
@@ -78,14 +78,14 @@ def grow(now: datetime | None = None) -> list[int]:
                 "%(more)s more nodes are free: growing from %(old)s to %(new)s.",
                 "more",
             ),
-            more=count - job.node_count,
-            old=job.node_count,
+            more=count - job.nodes,
+            old=job.nodes,
             new=count,
         )
         if recovery.interrupt(
             attempt, Cause.SCALE_UP, "scale-up", recovery.nodes_of(attempt), message
         ):
-            log.info("job %s grows from %s to %s nodes", job.pk, job.node_count, count)
+            log.info("job %s grows from %s to %s nodes", job.pk, job.nodes, count)
             grown.append(attempt.pk)
     return grown
 

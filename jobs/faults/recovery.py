@@ -341,12 +341,12 @@ def requeue(job: Job, decision: Decision, record: FaultRecord | None = None) -> 
             "priority; it continues from its last checkpoint.",
             "nodes",
         )
-    message = said(text, used=decision.used, allowed=decision.allowed, nodes=job.requested_nodes)
+    message = said(text, used=decision.used, allowed=decision.allowed, nodes=job.nodes_asked)
     fields = {
         "resubmitted": True,
         # Q6 counts a fault's resubmission; growing is not one (it waits as long as it must).
         "resubmitted_at": timezone.now() if decision.action != Action.SCALE else None,
-        "node_count": job.requested_nodes,
+        "nodes_granted": None,  # it asks again for what it asked (jobs.admission.db)
         "spec": None,
         **counts,
     }

@@ -7,7 +7,7 @@ from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
 
 from console import limits
-from console.modes import MAX_NODES
+from console.modes import MAX_NODES, Rules, rules_of
 from console.params import whole_number
 from console.sharing import Access
 from console.widgets import speed_up_selects, word_empty_choices
@@ -309,6 +309,11 @@ class JobForm(forms.Form):
     def value(self, name: str):
         """A field's current value (typed or initial), for the template's dependent parts."""
         return self[name].value()
+
+    @property
+    def mode_rules(self) -> Rules:
+        """The rules of the mode chosen now (``form.mode_rules.parameter_servers``)."""
+        return rules_of(self.value("mode"))
 
     @property
     def current(self) -> CurrentValues:

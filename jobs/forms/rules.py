@@ -9,12 +9,12 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from console.modes import node_count_problem
+from console.modes import may_have_parameter_servers, node_count_problem
 from console.sharing import RANK, Access
 from console.validation.command import check_command
 from console.validation.messages import describe
 from jobs.forms import choices, rows
-from jobs.models import Job, JobType, Mode, PerformancePolicy, Priority
+from jobs.models import Job, JobType, PerformancePolicy, Priority
 from resources.catalog import storage
 from resources.catalog.mounts import UnsafePath
 from resources.inventory import runtimes
@@ -156,7 +156,7 @@ def check_shape(form, data) -> None:
     problem = node_count_problem(mode, data.get("node_count"))
     if problem:
         form.add_error("node_count", problem)
-    if (data.get("ps_count") or 0) > 0 and mode != Mode.TENSORFLOW:
+    if (data.get("ps_count") or 0) > 0 and not may_have_parameter_servers(mode):
         form.add_error("ps_count", _("Parameter servers are for TensorFlow jobs only."))
 
 

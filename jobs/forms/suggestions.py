@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext_lazy as _
 
-from console.modes import Mode, only_node_count
+from console.modes import Mode, may_have_parameter_servers, only_node_count
 from console.params import whole_number
 from jobs.forms import rows
 from resources.models import Algorithm, Image
@@ -159,7 +159,7 @@ def apply(form, action: str):
         data["image"] = str(found.image.pk)
     if found.mode:
         data["mode"] = found.mode
-        if found.mode != Mode.TENSORFLOW:
+        if not may_have_parameter_servers(found.mode):
             data["ps_count"] = "0"  # parameter servers are TensorFlow's alone
     if found.node_count:
         data["node_count"] = str(found.node_count)

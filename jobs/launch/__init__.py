@@ -1,6 +1,7 @@
 """Launch plans: a job and its placement in, what each replica runs out (SPEC L1-L5).
 
-Pure: plain data in, plain data out; no ORM, no settings, no I/O. The backends execute a plan
+Pure: plain data in, plain data out; no ORM, no settings, no I/O (the modes and their
+rules come from ``console.modes``, which reads neither). The backends execute a plan
 as it is, so what the detail page shows is what runs.
 
 Interface
@@ -9,15 +10,16 @@ Interface
 honour (a bad name, size or mount, a command that cannot be split into words).
 
 ``LaunchRequest`` (frozen, keyword-only): ``job_name`` (DNS label), ``mode`` (one of
-``MODES``: single, mpi, tensorflow, pytorch, deepspeed), ``command`` (as typed and validated
-by the form), ``cpu_millicores``/``memory_mib``/``boards`` per node (``boards`` may be a
-slice, 0.5), ``port`` (use ``port_for(job_id)``: 5000-10000), ``node_count`` (workers, >= 1),
-``slots`` (processes per node; 0 = ``slots_for(boards)``: boards rounded up, 1 for CPU
-specs), ``ps_count``/``ps_cpu_millicores``/``ps_memory_mib`` (TensorFlow; 0 PS = AllReduce;
-PS spec default 1000m/1024 MiB), ``mounts`` (objects with ``source``, ``target``,
-``read_only``, e.g. ``resources.catalog.mounts.Mount``), ``extra_env`` (str -> str, applied last),
-``output_subdir`` (batch sub-tasks: ``<job>-<index>``; None otherwise), ``subdomain``
-(Kubernetes: the headless Service, so peers use ``<hostname>.<subdomain>``).
+``console.modes.MODES``: single, mpi, tensorflow, pytorch, deepspeed), ``command`` (as typed
+and validated by the form), ``cpu_millicores``/``memory_mib``/``boards`` per node
+(``boards`` may be a slice, 0.5), ``port`` (use ``port_for(job_id)``: 5000-10000),
+``node_count`` (workers, >= 1), ``slots`` (processes per node; 0 = ``slots_for(boards)``:
+boards rounded up, 1 for CPU specs), ``ps_count``/``ps_cpu_millicores``/``ps_memory_mib``
+(TensorFlow; 0 PS = AllReduce; PS spec default 1000m/1024 MiB), ``mounts`` (objects with
+``source``, ``target``, ``read_only``, e.g. ``resources.catalog.mounts.Mount``), ``extra_env`` (str
+-> str, applied last), ``output_subdir`` (batch sub-tasks: ``<job>-<index>``; None
+otherwise), ``subdomain`` (Kubernetes: the headless Service, so peers use
+``<hostname>.<subdomain>``).
 
 ``LaunchPlan`` (frozen): ``mode``, ``job_name``, ``replicas`` (workers by index, then
 parameter servers), ``summary()``, ``as_dict()``, ``replica(role, index)``,
@@ -81,6 +83,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from console.modes import MODES, Mode
 from jobs.launch import deepspeed, mpi, pytorch, single, tensorflow
 from jobs.launch.common import check_outputs
 from jobs.launch.request import LaunchRequest
@@ -88,7 +91,6 @@ from jobs.launch.types import (
     DEFAULT_PS_CPU_MILLICORES,
     DEFAULT_PS_MEMORY_MIB,
     ENV_PREFIX,
-    MODES,
     OUTPUTS_DIR,
     PEER_ENV_PREFIX,
     PORT_RANGE,
@@ -116,12 +118,13 @@ __all__ = [
     "slots_for",
 ]
 
+# One module per mode (console.modes lists them and holds their rules).
 _BUILDERS: dict[str, Callable[[LaunchRequest], tuple[ReplicaPlan, ...]]] = {
-    "single": single.build,
-    "mpi": mpi.build,
-    "tensorflow": tensorflow.build,
-    "pytorch": pytorch.build,
-    "deepspeed": deepspeed.build,
+    Mode.SINGLE.value: single.build,
+    Mode.MPI.value: mpi.build,
+    Mode.TENSORFLOW.value: tensorflow.build,
+    Mode.PYTORCH.value: pytorch.build,
+    Mode.DEEPSPEED.value: deepspeed.build,
 }
 
 

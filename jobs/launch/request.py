@@ -8,10 +8,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from console.modes import MODES, may_have_parameter_servers, only_node_count
 from jobs.launch.types import (
     DEFAULT_PS_CPU_MILLICORES,
     DEFAULT_PS_MEMORY_MIB,
-    MODES,
     MountLike,
     slots_for,
 )
@@ -82,7 +82,7 @@ class LaunchRequest:
         _require(bool(self.command and self.command.strip()), "the run command is empty")
         _require(self.node_count >= 1, f"node count must be at least 1: {self.node_count}")
         _require(
-            self.mode != "single" or self.node_count == 1,
+            only_node_count(self.mode) in (None, self.node_count),
             f"single-node mode runs on exactly one node, not {self.node_count}",
         )
 
@@ -100,7 +100,7 @@ class LaunchRequest:
             self.ps_count >= 0, f"parameter-server count must not be negative: {self.ps_count}"
         )
         _require(
-            self.ps_count == 0 or self.mode == "tensorflow",
+            self.ps_count == 0 or may_have_parameter_servers(self.mode),
             "parameter servers exist in TensorFlow mode only",
         )
         _require(

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from jobs.launch.commands import display_command
-
-MODES = ("single", "mpi", "tensorflow", "pytorch", "deepspeed")
+from resources.backends.base import ReplicaSpec
 
 # Our own variables carry this prefix; seed 002's names are repeated under the peer's prefix
 # so that scripts written for that platform run unchanged.
@@ -20,7 +19,7 @@ PEER_ENV_PREFIX = "MLP_"
 PORT_RANGE = (5000, 10000)
 
 # Where the job's output path appears inside every container (SPEC W; the same constant as
-# resources.catalog.mounts.OUTPUTS_TARGET, repeated because this package must not import Django).
+# resources.catalog.mounts.OUTPUTS_TARGET, repeated because this package must not read settings).
 OUTPUTS_DIR = "/workspace/outputs"
 
 # SPEC J15 / seed 000: the parameter-server spec is an admin setting, 1 CPU and 1 GiB.
@@ -87,6 +86,27 @@ class ReplicaPlan:
         """The command as one shell line; with ``width``, wrapped with `` \\`` continuations
         (still pasteable into a shell)."""
         return display_command(self.argv, width)
+
+    def placed(self, node: str, slots: tuple[int, ...] = (), *, path: str = "") -> ReplicaSpec:
+        """This replica as a backend runs it (the Workload contract's replica), on ``node``
+        holding the physical boards ``slots``; ``path``: the PATH its processes start from
+        (empty: the backend's default). The one place a plan becomes the backend's type."""
+        return ReplicaSpec(
+            name=self.hostname,
+            role=self.role,
+            index=self.index,
+            argv=tuple(self.argv),
+            env={**self.env, "PATH": path} if path else dict(self.env),
+            files=dict(self.files),
+            mounts=tuple((str(m.source), str(m.target), bool(m.read_only)) for m in self.mounts),
+            cpu_millicores=self.cpu_millicores,
+            memory_mib=self.memory_mib,
+            slots=slots,
+            node=node,
+            runs_entry=self.runs_entry,
+            awaited=self.awaited,
+            aliases=(self.address,) if self.address != self.hostname else (),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from console.modes import Mode  # shared with the catalog's suggested launch
+from console.modes import Mode, Rules, rules_of  # shared with the catalog's suggested launch
 from console.sharing import Access
 
 
@@ -122,10 +122,12 @@ class Job(models.Model):
         "resources.NodeSpec", verbose_name=_("spec it runs on"), null=True, blank=True,
         on_delete=models.PROTECT, related_name="+",
     )  # fmt: skip
-    node_count = models.PositiveSmallIntegerField(_("node count"), default=1)
-    # What the form asked for: admission sets node_count to what it got, which an elastic
-    # job may grow back to (SPEC F5). None on jobs from before: node_count.
-    nodes_requested = models.PositiveSmallIntegerField(_("nodes asked for"), null=True, blank=True)
+    # What the form asked for, kept as it was: a job back in the queue asks for it again,
+    # and an elastic job admitted on fewer may grow back to it (SPEC F5).
+    nodes_asked = models.PositiveSmallIntegerField(_("nodes asked for"), default=1)
+    # What admission gave the run: None until admitted and again once back in the queue;
+    # fewer than asked only for an elastic job.
+    nodes_granted = models.PositiveSmallIntegerField(_("nodes granted"), null=True, blank=True)
     ps_count = models.PositiveSmallIntegerField(_("parameter servers"), default=0)
     node_names = ArrayField(
         models.CharField(max_length=253), verbose_name=_("node names"), default=list, blank=True
@@ -192,11 +194,11 @@ class Job(models.Model):
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     deadline = models.DateTimeField(_("ends at the latest"), null=True, blank=True)
     admitted_at = models.DateTimeField(_("admitted"), null=True, blank=True)
-    # Where a queued job stands after the last admission pass (jobs/scheduling/db.py).
+    # Where a queued job stands after the last admission pass (jobs/admission/db.py).
     queue_position = models.PositiveIntegerField(_("queue position"), null=True, blank=True)
     latest_start = models.DateTimeField(_("starts by"), null=True, blank=True)
     wait_reason = models.CharField(_("why it waits"), max_length=500, blank=True)
-    # The same reason as data (jobs/scheduling/reason_words.py), worded in each reader's language.
+    # The same reason as data (jobs/admission/words.py), worded in each reader's language.
     wait_detail = models.JSONField(null=True, blank=True)
     blockers = ArrayField(models.BigIntegerField(), default=list, blank=True)
     # The pass's reservation, given back to the next pass as a commitment.
@@ -244,8 +246,13 @@ class Job(models.Model):
         return wording(self.reason, self.reason_said)
 
     @property
-    def requested_nodes(self) -> int:
-        return self.nodes_requested or self.node_count
+    def mode_rules(self) -> Rules:
+        return rules_of(self.mode)
+
+    @property
+    def nodes(self) -> int:
+        """The nodes the job runs on: those granted once admitted, else those asked for."""
+        return self.nodes_granted or self.nodes_asked
 
     @property
     def fault_tolerant(self) -> bool:

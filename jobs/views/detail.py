@@ -11,12 +11,12 @@ from django.views.decorators.http import require_GET
 from console import limits
 from console.htmx import render_page
 from jobs import launching
+from jobs.admission.prediction import describe_blockers
+from jobs.admission.words import word_jobs
 from jobs.faults import watch
 from jobs.faults.recovery import counts_left
 from jobs.models import FaultRecord, Job, JobPrediction, JobType, Priority
 from jobs.permissions import get_job_for_user
-from jobs.prediction import describe_blockers
-from jobs.scheduling.reason_words import word_jobs
 from jobs.terminal import access as terminal_access
 from jobs.tools.service import live_tool
 from jobs.views.runs import log_context, usage_context

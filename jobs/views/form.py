@@ -13,7 +13,7 @@ from django_htmx.http import trigger_client_event
 
 from console import limits, ratelimit
 from console.htmx import render_page
-from jobs import prediction
+from jobs.admission import prediction
 from jobs.forms import rules, suggestions
 from jobs.forms.job import JobForm
 from jobs.forms.rows import apply_row_action

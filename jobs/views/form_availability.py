@@ -16,9 +16,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from console.params import whole_number
-from jobs import prediction
+from jobs.admission import prediction
+from jobs.admission.words import Names, say
 from jobs.forms.job import JobForm
-from jobs.scheduling.reason_words import Names, say
 from resources.placement import availability
 
 ROWS = 10

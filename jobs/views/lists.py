@@ -16,9 +16,9 @@ from console.htmx import render_page
 from console.params import configure_table, whole_numbers
 from console.ratelimit import rate_limited
 from jobs import operations
+from jobs.admission.words import word_jobs
 from jobs.filtersets import JobFilter
 from jobs.models import Job, JobGroupObjectPermission, JobSpecChoice, JobType
-from jobs.scheduling.reason_words import word_jobs
 from jobs.tables import JobTable
 
 PER_PAGE = 25

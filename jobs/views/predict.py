@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from jobs import prediction
+from jobs.admission import prediction
 from jobs.forms.job import JobForm
 
 

@@ -17,9 +17,9 @@ from django.views.decorators.http import require_GET, require_POST
 from console.htmx import render_page
 from console.ratelimit import rate_limited
 from jobs import operations
+from jobs.admission.words import word_jobs
 from jobs.models import Job, JobPrediction, Priority
 from jobs.permissions import get_job_for_user
-from jobs.scheduling.reason_words import word_jobs
 from jobs.views.lists import annotated_jobs, mark_changeable
 
 ACCURACY_DAYS = 7

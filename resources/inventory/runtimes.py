@@ -23,6 +23,7 @@ from pathlib import Path
 
 from django.utils.translation import gettext as _
 
+from console.modes import modes_needing_mpi
 from resources.inventory import runtime_build as build
 from resources.inventory.runtime_build import (  # noqa: F401  (what callers and tests use from here)
     PYTHON_VERSION,
@@ -71,7 +72,7 @@ MPI = Extra(
         "assert 'Open MPI' in MPI.Get_library_version(), MPI.Get_library_version(); "
         "assert os.access(os.path.join(os.path.dirname(sys.executable), 'mpirun'), os.X_OK)"
     ),
-    modes=("mpi",),
+    modes=modes_needing_mpi(),
 )
 
 

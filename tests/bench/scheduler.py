@@ -70,7 +70,7 @@ def _queue(user, project, specs, image, count: int, rng: random.Random):
             output_path="o",
             duration_hours=rng.choice([1, 4, 24]),
             mode="pytorch",
-            node_count=rng.randint(1, 16),
+            nodes_asked=rng.randint(1, 16),
             priority=rng.choice([0, 0, 0, 1]),
             submitted_at=now - timezone.timedelta(seconds=count - i),
         )
@@ -85,8 +85,8 @@ def _queue(user, project, specs, image, count: int, rng: random.Random):
 def admission_with_writes():
     """One pass over 1,000 queued gang jobs on 1,000 nodes, split into its parts."""
     with bench_database():
+        from jobs.admission.db import _admit, _record, load
         from jobs.scheduling import passes
-        from jobs.scheduling.db import _admit, _record, load
         from resources.models import NodeSpec
 
         user, project, specs, image = _inventory()
@@ -123,7 +123,7 @@ def prediction_page():
         from django.contrib.auth.models import User
         from django.test import Client
 
-        from jobs import prediction
+        from jobs.admission import prediction
 
         user, project, specs, image = _inventory()
         _queue(user, project, specs, image, 10000, random.Random(5))
@@ -150,7 +150,7 @@ def prediction_page():
             "subtask_count": "0",
             "dataset_count": "0",
         }
-        from jobs.scheduling.db import run_pass
+        from jobs.admission.db import run_pass
 
         started = time.perf_counter()
         run_pass()  # what the worker does every few seconds: it stores every reservation

@@ -41,7 +41,7 @@ def test_the_seed_horovod_example_is_accepted(page, demo, language):
     p.click("[data-testid=create]")
     p.wait_for_url(re.compile(r"/jobs/\d+/$"))
     job = Job.objects.get(name=f"horovod-4x4-{language}")
-    assert (job.mode, job.node_count, job.spec_choices.get().spec.name) == ("mpi", 4, "gpu-4")
+    assert (job.mode, job.nodes_asked, job.spec_choices.get().spec.name) == ("mpi", 4, "gpu-4")
     expect(p.locator("[data-testid=launch]")).to_contain_text("-np 16")
     page.shot(f"seed-horovod-job-{language}")
 
@@ -61,7 +61,7 @@ def test_the_prediction_follows_the_queue_while_the_form_is_open(page, demo, lan
     lead = Job.objects.get(name="resnet-ddp").owner
     for index in range(3):
         JobFactory(owner=lead, project=Job.objects.get(name="resnet-ddp").project,
-                   name=f"urgent-{index}", specs=[gpu4], node_count=2,
+                   name=f"urgent-{index}", specs=[gpu4], nodes_asked=2,
                    priority=Priority.URGENT)  # fmt: skip
     expect(panel.locator("[role=status]")).not_to_have_text(before, timeout=20_000)
     assert as_of.inner_text() != first_time

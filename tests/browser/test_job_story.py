@@ -24,7 +24,7 @@ def sample_job(alice, vision, spec, runtime, name: str, steps: int, sleep: float
     from resources import samples
 
     job = make_job(
-        alice, vision, spec, name=name, mode="pytorch", node_count=1,
+        alice, vision, spec, name=name, mode="pytorch", nodes_asked=1,
         command=f"python /workspace/algorithm/train.py --steps {steps} --sleep {sleep}",
         graceful_shutdown_seconds=5,
     )  # fmt: skip

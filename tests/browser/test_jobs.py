@@ -90,7 +90,7 @@ def test_read_only_member_sees_but_cannot_act(page, demo):
 
 
 def test_prediction_panel_follows_the_form(page, demo):
-    from jobs import prediction
+    from jobs.admission import prediction
 
     prediction.forget_schedule()
     log_in(page, "alice")
@@ -145,7 +145,7 @@ def test_the_prediction_waits_for_a_slow_redraw_of_the_form(page, demo):
 
 
 def test_queue_page(page, demo):
-    from jobs.scheduling.db import run_pass
+    from jobs.admission.db import run_pass
 
     run_pass()
     log_in(page, "lead")

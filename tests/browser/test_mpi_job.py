@@ -36,7 +36,7 @@ def test_an_mpi_job_on_one_node_from_the_form_succeeds(page, demo, mpi_runtime, 
     p.locator("main button[type=submit]", has_text="Create").click()
     p.wait_for_url(re.compile(r"/jobs/\d+/$"))
     job = Job.objects.get(name="mpi-one-node")
-    assert (job.mode, job.node_count) == ("mpi", 1)
+    assert (job.mode, job.nodes_asked) == ("mpi", 1)
     admit_and_launch()
     expect(p.locator("[data-testid=job-phase]")).to_contain_text("Succeeded", timeout=60_000)
     entry = log_of(job.attempts.get())

@@ -80,7 +80,7 @@ def test_a_clone_starts_afresh_unless_it_resumes_on_purpose(page, demo):
 
 def test_the_queue_lists_only_what_the_reader_may_see(page, demo):
     from console.sharing import Access
-    from jobs.scheduling.db import run_pass
+    from jobs.admission.db import run_pass
     from tests.jobs.factories import JobFactory
 
     alice = Job.objects.get(name="sweep-large").owner

@@ -63,4 +63,4 @@ def test_a_seed_example_is_accepted_on_the_demo_cluster(
     answer = client.post("/jobs/new/", data)
     assert answer.status_code == 302, answer.content.decode()[:2000]
     job = Job.objects.get(name=name)
-    assert job.node_count == nodes and job.prediction is not None
+    assert job.nodes_asked == nodes and job.prediction is not None

@@ -7,10 +7,10 @@ import re
 import textwrap
 from pathlib import Path
 
+from jobs.admission.db import run_pass
 from jobs.backend import attempt_backend
 from jobs.execution import runs
 from jobs.models import Attempt, Job
-from jobs.scheduling.db import run_pass
 from resources.catalog.mounts import storage_source
 from tests.helpers import wait_until
 from tests.jobs.factories import JobFactory

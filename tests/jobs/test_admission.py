@@ -10,9 +10,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from jobs.admission.admit import fail_overdue_resubmissions
+from jobs.admission.db import LOCK_KEY, run_pass
 from jobs.models import Job, JobEvent, Phase, Status
-from jobs.scheduling.admission import fail_overdue_resubmissions
-from jobs.scheduling.db import LOCK_KEY, run_pass
 from jobs.tasks import admit
 from resources.models import Allocation
 from tests.helpers import wait_until
@@ -46,12 +46,17 @@ def test_a_pass_admits_what_fits_and_explains_what_waits(alice, vision, a100, gp
         owner=alice,
         project=vision,
         name="small",
-        node_count=2,
+        nodes_asked=2,
         mode="pytorch",
         specs=[spec(a100, 4)],
     )
     big = JobFactory(
-        owner=alice, project=vision, name="big", node_count=2, mode="pytorch", specs=[spec(a100, 8)]
+        owner=alice,
+        project=vision,
+        name="big",
+        nodes_asked=2,
+        mode="pytorch",
+        specs=[spec(a100, 8)],
     )
     result = run_pass()
     assert result.ran and result.admitted == [small.pk]
@@ -114,7 +119,7 @@ def test_parallel_and_duplicate_passes_never_overbook(alice, vision, a100):
             command="python t.py",
             output_path="o",
             duration_hours=1 + i % 24,
-            node_count=1 + i % 4,
+            nodes_asked=1 + i % 4,
             mode="pytorch",
         )
         for i in range(2000)
@@ -167,7 +172,7 @@ def test_parallel_and_duplicate_passes_never_overbook(alice, vision, a100):
     admitted = Job.objects.filter(phase=Phase.ADMITTED)
     for job in admitted:
         count = sum(1 for _, holder, *rest in live if holder == job.pk)
-        assert count == job.node_count, f"partial gang for {job}"
+        assert count == job.nodes_granted, f"partial gang for {job}"
     assert Job.objects.filter(phase=Phase.QUEUED).exclude(queue_position=None).exists()
 
 

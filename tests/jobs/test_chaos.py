@@ -55,7 +55,7 @@ def chaos_jobs(alice, vision, spec, rng: random.Random, mpi_image) -> dict[int, 
         option = rng.choice(["none", "restart", "resume"])
         fields = {
             "mode": mode,
-            "node_count": 1 if mode == "single" else 2,
+            "nodes_asked": 1 if mode == "single" else 2,
             "command": {"ok": OK, "once": ONCE, "buggy": BUGGY}[kind],
             "graceful_shutdown_seconds": 1,
             "fault_restart_enabled": option == "restart",

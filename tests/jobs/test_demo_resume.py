@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from console import limits
 from console.models import Project
-from jobs import prediction
+from jobs.admission import prediction
 from jobs.faults import inspection
 from jobs.models import Job, Phase
 from resources.models import Image, NodeSpec, ResourcePool
@@ -47,7 +47,7 @@ def test_a_resume_job_in_the_demo_pool_moves_to_its_other_node_after_a_board_fau
     pool = ResourcePool.objects.get(name="vision-reserved")
     job = make_job(
         users.get(username="alice"), Project.objects.get(slug="vision"),
-        NodeSpec.objects.get(name="gpu-1"), name="demo-resume", mode="pytorch", node_count=2,
+        NodeSpec.objects.get(name="gpu-1"), name="demo-resume", mode="pytorch", nodes_asked=2,
         pool=pool, command=f"python /workspace/algorithm/train.py --steps {STEPS} "
         "--batch-size 16 --sleep 0.05",
         resume_enabled=True, max_resumes=2, graceful_shutdown_seconds=20,

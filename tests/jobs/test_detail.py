@@ -19,7 +19,7 @@ def test_detail_shows_config_workspace_launch_and_events(client, alice, vision):
         project=vision,
         name="hvd",
         mode=Mode.MPI,
-        node_count=4,
+        nodes_asked=4,
         specs=[spec],
         command="python /workspace/algorithm/train.py",
     )

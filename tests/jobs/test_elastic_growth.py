@@ -66,9 +66,9 @@ def test_growth_waits_for_the_room_to_last_and_forgets_it_when_it_goes(
     limits.save({"scale_up_after_seconds": 60}, admin)
     a, b = elastic_pool["nodes"]
     job = JobFactory(owner=alice, project=vision, specs=[elastic_pool["gpu"]],
-                     pool=elastic_pool["pool"], nodes_requested=2, elastic_min_nodes=1,
+                     pool=elastic_pool["pool"], nodes_asked=2, elastic_min_nodes=1,
                      elastic_scale_up=True, resume_enabled=True, max_resumes=1)  # fmt: skip
-    attempt = running_on(a, job, node_count=1)
+    attempt = running_on(a, job, nodes_granted=1)
     now = timezone.now()
     assert elastic.grow(now) == []
     attempt.refresh_from_db()
@@ -77,7 +77,7 @@ def test_growth_waits_for_the_room_to_last_and_forgets_it_when_it_goes(
     # Node b is taken: the room is gone and forgotten; seen again, it starts over.
     other = JobFactory(owner=alice, project=vision, specs=[elastic_pool["gpu"]],
                        pool=elastic_pool["pool"])  # fmt: skip
-    running_on(b, other, node_count=1)
+    running_on(b, other, nodes_granted=1)
     assert elastic.grow(now + timedelta(seconds=61)) == []
     attempt.refresh_from_db()
     assert attempt.watch == {"hang": {"seen": 1}}
@@ -95,13 +95,13 @@ def test_no_growth_without_scale_up_or_at_the_count_asked(alice, vision, admin, 
     limits.save({"scale_up_after_seconds": 0}, admin)
     a, b = elastic_pool["nodes"]
     fixed = JobFactory(owner=alice, project=vision, specs=[elastic_pool["gpu"]],
-                       pool=elastic_pool["pool"], nodes_requested=2, elastic_min_nodes=1,
+                       pool=elastic_pool["pool"], nodes_asked=2, elastic_min_nodes=1,
                        resume_enabled=True, max_resumes=1)  # fmt: skip
-    running_on(a, fixed, node_count=1)
+    running_on(a, fixed, nodes_granted=1)
     full = JobFactory(owner=alice, project=vision, specs=[elastic_pool["gpu"]],
-                      pool=elastic_pool["pool"], nodes_requested=1, elastic_min_nodes=1,
+                      pool=elastic_pool["pool"], nodes_asked=1, elastic_min_nodes=1,
                       elastic_scale_up=True, resume_enabled=True, max_resumes=1)  # fmt: skip
-    running_on(b, full, node_count=1)
+    running_on(b, full, nodes_granted=1)
     assert elastic.candidates() == []
     assert elastic.grow() == []
 
@@ -123,8 +123,7 @@ def test_an_elastic_job_grows_to_the_nodes_it_asked_once_one_is_free(
         gpu,
         mode="pytorch",
         pool=pool,
-        node_count=2,
-        nodes_requested=2,
+        nodes_asked=2,
         elastic_min_nodes=1,
         elastic_scale_up=True,
         resume_enabled=True,
@@ -136,7 +135,7 @@ def test_an_elastic_job_grows_to_the_nodes_it_asked_once_one_is_free(
     program(job, "train.py", samples.TRAIN_SCRIPT.read_text())
     admit_and_launch()
     job.refresh_from_db()
-    assert job.phase != Phase.ERROR and job.node_count == 1, job.reason  # beside the blocker
+    assert job.phase != Phase.ERROR and job.nodes_granted == 1, job.reason  # beside the blocker
 
     def grown():
         runs.sync()
@@ -152,7 +151,7 @@ def test_an_elastic_job_grows_to_the_nodes_it_asked_once_one_is_free(
     assert first.stop_cause == Attempt.StopCause.SCALE
     assert "growing from 1 to 2." in first.fault["message"]
     # Back at the head of its priority at the count it asked for, elastic as before.
-    assert (job.node_count, job.nodes_requested, job.elastic_min_nodes) == (2, 2, 1)
+    assert (job.nodes, job.nodes_asked, job.elastic_min_nodes) == (2, 2, 1)
     assert job.resumes_used == 0  # growing is not a fault: no resume is used
     assert FaultRecord.objects.get(job=job).action == FaultRecord.Action.SCALE
 
@@ -175,20 +174,20 @@ def test_an_elastic_job_grows_to_the_nodes_it_asked_once_one_is_free(
 def test_requeued_to_grow_it_is_admitted_first_on_all_it_asked(
     alice, vision, admin, transactional_db, elastic_pool
 ):
+    from jobs.admission.db import run_pass
     from jobs.faults import recovery
-    from jobs.scheduling.db import run_pass
     from resources.backends.base import WorkloadState, WorkloadStatus
 
     limits.save({"scale_up_after_seconds": 0}, admin)
     a, _ = elastic_pool["nodes"]
     job = JobFactory(owner=alice, project=vision, specs=[elastic_pool["gpu"]],
-                     pool=elastic_pool["pool"], nodes_requested=2, elastic_min_nodes=1,
+                     pool=elastic_pool["pool"], nodes_asked=2, elastic_min_nodes=1,
                      elastic_scale_up=True, resume_enabled=True, max_resumes=1)  # fmt: skip
-    attempt = running_on(a, job, node_count=1)
+    attempt = running_on(a, job, nodes_granted=1)
     # Waiting since before it was submitted, of the same priority: requeued, it goes ahead
     # of this one (SPEC Q2), so the free node counts as room to grow.
     waiting = JobFactory(owner=alice, project=vision, specs=[elastic_pool["gpu"]],
-                         pool=elastic_pool["pool"], node_count=2)  # fmt: skip
+                         pool=elastic_pool["pool"], nodes_asked=2)  # fmt: skip
     Job.objects.filter(pk=waiting.pk).update(submitted_at=timezone.now() - timedelta(hours=1))
     assert elastic.grow() == [attempt.pk]
     attempt.refresh_from_db()
@@ -196,10 +195,15 @@ def test_requeued_to_grow_it_is_admitted_first_on_all_it_asked(
     stopped = WorkloadStatus(WorkloadState.STOPPED, reason="stopped")
     assert recovery.on_end(job, attempt, stopped) == recovery.REQUEUED
     job.refresh_from_db()
-    assert (job.phase, job.node_count, job.elastic_min_nodes) == (Phase.QUEUED, 2, 1)
+    assert (job.phase, job.nodes_asked, job.nodes_granted, job.elastic_min_nodes) == (
+        Phase.QUEUED,
+        2,
+        None,
+        1,
+    )
     assert job.resubmitted and job.resubmitted_at is None  # growing is no fault (Q6)
     assert run_pass().admitted == [job.pk]
     job.refresh_from_db()
-    assert job.node_count == 2
+    assert job.nodes_granted == 2
     waiting.refresh_from_db()
     assert waiting.phase == Phase.QUEUED

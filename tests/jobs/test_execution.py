@@ -225,7 +225,7 @@ def test_an_attempt_being_submitted_is_left_alone_until_it_is_overdue(alice, vis
 def test_an_admitted_job_its_worker_never_launched_is_launched_by_the_next_sync(
     alice, vision, run_cluster
 ):
-    from jobs.scheduling.db import run_pass
+    from jobs.admission.db import run_pass
 
     job = make_job(alice, vision, run_cluster["cpu"], command="true")
     assert run_pass().admitted == [job.pk]  # admitted, and then the worker died: no launch
@@ -255,11 +255,11 @@ def test_a_crash_at_start_shows_its_reason_and_traceback_on_the_page(
 
 def test_the_workload_carries_what_a_cluster_needs(alice, bob, vision, run_cluster):
     """Identity, image, labels and gang come from the job, whichever backend runs it."""
+    from jobs.admission.db import run_pass
     from jobs.execution import workloads
-    from jobs.scheduling.db import run_pass
     from resources.inventory import identity
 
-    job = make_job(alice, vision, run_cluster["gpu"], mode="pytorch", node_count=2)
+    job = make_job(alice, vision, run_cluster["gpu"], mode="pytorch", nodes_asked=2)
     job.elastic_min_nodes = 1
     job.save(update_fields=["elastic_min_nodes"])
     run_pass()

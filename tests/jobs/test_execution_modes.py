@@ -28,7 +28,7 @@ pytestmark = pytest.mark.usefixtures("local_runs")
 def checked_job(alice, vision, spec, mode: str, nodes: int, ps: int = 0, extra: str = ""):
     command = f"python3 /workspace/algorithm/check_env.py --mode {mode} --nodes {nodes}{extra}"
     job = make_job(
-        alice, vision, spec, mode=mode, node_count=nodes, ps_count=ps, command=command,
+        alice, vision, spec, mode=mode, nodes_asked=nodes, ps_count=ps, command=command,
         graceful_shutdown_seconds=2,
     )  # fmt: skip
     program(job, "check_env.py", CHECK_ENV.read_text())
@@ -66,7 +66,7 @@ def test_pytorch_variables_on_every_node_for_a_command_run_as_typed(alice, visio
         vision,
         run_cluster["gpu"],
         mode="pytorch",
-        node_count=2,
+        nodes_asked=2,
         command='bash -c "python3 /workspace/algorithm/check_env.py --mode pytorch --nodes 2"',
     )
     program(job, "check_env.py", CHECK_ENV.read_text())
@@ -93,7 +93,7 @@ def test_an_mpi_job_runs_every_rank_under_openmpi(
         vision,
         spec,
         mode="mpi",
-        node_count=nodes,
+        nodes_asked=nodes,
         command="python3 /workspace/algorithm/rank.py",
         graceful_shutdown_seconds=2,
         image=ImageFactory(local_runtime=str(mpi_runtime)),
@@ -124,7 +124,7 @@ def test_one_failing_node_fails_the_job_with_its_exit_code(alice, vision, run_cl
         vision,
         run_cluster["gpu"],
         mode="tensorflow",
-        node_count=2,
+        nodes_asked=2,
         command="python3 /workspace/algorithm/flaky.py",
         graceful_shutdown_seconds=2,
     )
@@ -159,7 +159,7 @@ def test_a_two_node_pytorch_job_trains_with_ddp_and_succeeds(
         vision,
         run_cluster["gpu"],
         mode="pytorch",
-        node_count=2,
+        nodes_asked=2,
         command="python /workspace/algorithm/train.py --steps 6 --batch-size 16",
     )
     Image.objects.filter(pk=job.image_id).update(local_runtime=str(torch_runtime))

@@ -199,7 +199,7 @@ def test_a_fault_code_of_a_second_worker_is_a_fault_too(alice, vision, run_clust
     first and its 143 hid the fault: the job ended as a plain failure, nobody said what the
     platform did, and a fault-tolerant one was not restarted."""
     limits.save({"fault_exit_codes": [101]}, admin)
-    two = {"mode": "tensorflow", "node_count": 2, "command": SECOND_FAILS,
+    two = {"mode": "tensorflow", "nodes_asked": 2, "command": SECOND_FAILS,
            "graceful_shutdown_seconds": 1}  # fmt: skip
     plain = make_job(alice, vision, run_cluster["cpu"], **two)
     tolerant = make_job(alice, vision, run_cluster["cpu"], fault_restart_enabled=True,

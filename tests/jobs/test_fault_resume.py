@@ -33,7 +33,7 @@ def test_a_node_fault_mid_training_resumes_from_the_checkpoint(
     from resources import samples
 
     job = make_job(
-        alice, vision, run_cluster["cpu"], mode="pytorch", node_count=2,
+        alice, vision, run_cluster["cpu"], mode="pytorch", nodes_asked=2,
         command=f"python /workspace/algorithm/train.py --steps {STEPS} --batch-size 16 "
         "--sleep 0.05",
         resume_enabled=True, max_resumes=2, graceful_shutdown_seconds=20,

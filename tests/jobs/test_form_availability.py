@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from jobs.scheduling.db import run_pass
+from jobs.admission.db import run_pass
 from resources.models import Node, NodeSpec, ResourcePool
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import AllocationFactory, NodeFactory, NodeSpecFactory

@@ -105,7 +105,7 @@ def test_use_these_settings_fills_the_launch_and_keeps_the_rest(
     submitted = as_alice.post("/jobs/new/", filled)
     assert submitted.status_code == 302, submitted.context["form"].errors
     job = Job.objects.get(name="my-tf")
-    assert (job.mode, job.node_count, job.image, job.command) == (
+    assert (job.mode, job.nodes_asked, job.image, job.command) == (
         "tensorflow", 2, tf_image, TF_COMMAND
     )  # fmt: skip
     assert job.datasets.count() == 1 and job.priority == 1

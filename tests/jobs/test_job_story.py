@@ -133,7 +133,7 @@ class TestJobPage:
     def finished(self, alice, vision, spec, **fields):
         ended = timezone.now() - timedelta(minutes=5)
         return JobFactory(
-            owner=alice, project=vision, specs=[spec], mode=Mode.PYTORCH, node_count=2,
+            owner=alice, project=vision, specs=[spec], mode=Mode.PYTORCH, nodes_asked=2,
             command=TYPED, status=Status.SUCCEEDED, phase=Phase.SUCCEEDED,
             image=ImageFactory(name="pytorch-2", reference="registry.example.com/pt:2.4-cu12"),
             started_at=ended - timedelta(hours=1), finished_at=ended,

@@ -65,7 +65,7 @@ def test_a_demo_algorithm_runs_in_its_mode(
 ):
     folder = runtime_folder(runtime)
     job = make_job(
-        alice, vision, run_cluster["gpu"], mode=mode, node_count=nodes,
+        alice, vision, run_cluster["gpu"], mode=mode, nodes_asked=nodes,
         command=command, graceful_shutdown_seconds=5,
     )  # fmt: skip
     Image.objects.filter(pk=job.image_id).update(name=image, local_runtime=str(folder))

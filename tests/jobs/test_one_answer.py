@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from jobs import prediction
+from jobs.admission import prediction
+from jobs.admission.db import run_pass
 from jobs.models import Job, Phase
-from jobs.scheduling.db import run_pass
 from resources.models import (
     AcceleratorModel,
     Allocation,
@@ -181,7 +181,7 @@ def test_form_panel_cluster_and_admission_agree(client, alice, vision, nodes, sp
             project=vision,
             specs=[wanted],
             mode=data["mode"],
-            node_count=count,
+            nodes_asked=count,
             pool=rules["pool"],
             node_names=[node.name for node in rules["node_names"]],
             driver_version=rules["driver"],

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 
 from console.sharing import Access
+from jobs.admission.db import run_pass
 from jobs.models import Job, JobPrediction, Phase, Priority
-from jobs.scheduling.db import run_pass
 from resources.models import Node
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import (
@@ -160,7 +160,7 @@ class TestQueuePage:
 
 @pytest.mark.django_db(transaction=True)
 def test_reasons_are_worded_in_the_readers_language(client, alice, vision, cluster):
-    from jobs.scheduling.reason_words import from_json, to_json
+    from jobs.admission.words import from_json, to_json
     from jobs.scheduling.reasons import NeverFits, NoAllowedNode, Shortfall
 
     for reason in [
@@ -172,7 +172,7 @@ def test_reasons_are_worded_in_the_readers_language(client, alice, vision, clust
         owner=alice,
         project=vision,
         name="big",
-        node_count=3,
+        nodes_asked=3,
         mode="pytorch",
         specs=[cluster["spec4"]],
     )

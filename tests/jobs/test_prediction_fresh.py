@@ -12,9 +12,10 @@ import pytest
 from django.db import connection
 
 from console.celery import app
-from jobs import hooks, operations, prediction
+from jobs import hooks, operations
+from jobs.admission import prediction
+from jobs.admission.db import run_pass
 from jobs.models import Job, Phase, Priority
-from jobs.scheduling.db import run_pass
 from resources.models import Allocation, Node
 from tests.helpers import live_session, start_web_process
 from tests.jobs.factories import JobFactory
@@ -58,7 +59,7 @@ def test_any_change_admission_plans_from_makes_the_plan_again(change, alice, vis
         job.spec_choices.all().delete()
     else:
         with connection.cursor() as cursor:
-            cursor.execute("UPDATE jobs_job SET node_count = 2 WHERE id = %s", [job.pk])
+            cursor.execute("UPDATE jobs_job SET nodes_asked = 2 WHERE id = %s", [job.pk])
     assert prediction.current_plan().schedule is not plan.schedule
 
 
@@ -140,7 +141,7 @@ def test_two_web_processes_show_what_admission_then_does(
     for step in range(16):
         # The queue changes: jobs arrive (some urgent) and running ones end.
         for _ in range(rng.randint(0, 3)):
-            JobFactory(owner=alice, project=vision, specs=[gpu], node_count=rng.choice([1, 1, 2]),
+            JobFactory(owner=alice, project=vision, specs=[gpu], nodes_asked=rng.choice([1, 1, 2]),
                        priority=rng.choice([Priority.NORMAL, Priority.URGENT]))  # fmt: skip
         for job in Job.objects.filter(phase=Phase.ADMITTED).order_by("?")[: rng.randint(0, 3)]:
             operations.stop(job, alice)

@@ -177,25 +177,7 @@ def replica(name: str, argv: tuple[str, ...] | list[str], **fields) -> ReplicaSp
 def workload_from_plan(plan, workload_id: str, *, graceful_seconds: int = 5) -> Workload:
     """What the jobs side will do with a launch plan: one replica per plan replica, placed on
     one local node, holding board slots 0.. of its node."""
-    replicas = tuple(
-        ReplicaSpec(
-            name=r.hostname,
-            role=r.role,
-            index=r.index,
-            argv=r.argv,
-            env=dict(r.env),
-            files=dict(r.files),
-            mounts=tuple((str(m.source), str(m.target), bool(m.read_only)) for m in r.mounts),
-            cpu_millicores=r.cpu_millicores,
-            memory_mib=r.memory_mib,
-            slots=tuple(range(int(r.boards + 0.999))),
-            node="local",
-            runs_entry=r.runs_entry,
-            awaited=r.awaited,
-            aliases=(r.address,) if r.address != r.hostname else (),
-        )
-        for r in plan.replicas
-    )
+    replicas = tuple(r.placed("local", tuple(range(int(r.boards + 0.999)))) for r in plan.replicas)
     return Workload(
         id=workload_id,
         replicas=replicas,

@@ -18,10 +18,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import translation
 
 from console.busy import unavailable
+from jobs.admission.admit import admission_pass
+from jobs.admission.db import load
 from jobs.models import Job
 from jobs.scheduling import passes
-from jobs.scheduling.admission import admission_pass
-from jobs.scheduling.db import load
 from resources.models import Allocation, NodeSpec
 
 

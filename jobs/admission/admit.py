@@ -15,8 +15,8 @@ from django.utils import timezone
 from console import limits
 from console.words import counted, said
 from jobs import lifecycle
+from jobs.admission.db import PassResult, prune_queue_changes, run_pass
 from jobs.models import Job, JobEvent, Phase
-from jobs.scheduling.db import PassResult, prune_queue_changes, run_pass
 
 
 def fail_overdue_resubmissions(now=None) -> list[int]:

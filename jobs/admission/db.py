@@ -20,19 +20,18 @@ from django.utils import timezone, translation
 from console.celery import send
 from console.words import counted, said
 from jobs import lifecycle
+from jobs.admission.queued import queued_job
+from jobs.admission.words import Names, say, to_json
 from jobs.models import Job, JobSpecChoice, Phase, Status
 from jobs.scheduling import passes
 from jobs.scheduling.data import (
-    Alternative,
     Placement,
     QueuedJob,
     Reservation,
     RunningJob,
     SchedNode,
 )
-from jobs.scheduling.reason_words import Names, say, to_json
 from resources.models import Allocation, Node, NodeSpec
-from resources.placement.availability import demand_of
 from resources.placement.capacity import NodeState
 
 log = logging.getLogger(__name__)
@@ -119,8 +118,7 @@ QUEUE_FIELDS = (
     "resubmitted",
     "submitted_at",
     "duration_hours",
-    "node_count",
-    "nodes_requested",
+    "nodes_asked",
     "elastic_min_nodes",
     "node_names",
     "pool_id",
@@ -143,7 +141,7 @@ def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str]]:
 
 def requeued(jobs) -> dict[int, QueuedJob]:
     """Running jobs as the queue would hold them once requeued after an interruption
-    (jobs.faults.recovery.requeue): resubmitted, at the node count the form asked for."""
+    (jobs.faults.recovery.requeue): resubmitted, asking again for the nodes it asked for."""
     return {row["pk"]: queued for row, queued in _as_queued(jobs, None, requeued=True)}
 
 
@@ -164,29 +162,22 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False):
     for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
         choices[job_id].append(spec_id)
     for row in jobs.values(*QUEUE_FIELDS):
-        nodes = (row["nodes_requested"] or row["node_count"]) if requeued else row["node_count"]
-        minimum = min(row["elastic_min_nodes"], nodes) if row["elastic_min_nodes"] else None
-        alternatives = tuple(
-            Alternative(spec_id, demand_of(specs[spec_id]), nodes, minimum)
-            for spec_id in choices.get(row["pk"], [])
+        queued = queued_job(
+            id=row["pk"],
+            specs=(specs[spec_id] for spec_id in choices.get(row["pk"], [])),
+            nodes_asked=row["nodes_asked"],
+            elastic_min=row["elastic_min_nodes"],
+            duration_hours=row["duration_hours"],
+            submitted_at=epoch(row["submitted_at"]),
+            priority=row["priority"],
+            resubmitted=row["resubmitted"] or requeued,
+            node_names=row["node_names"] or (),
+            pool=row["pool_id"],
+            driver=row["driver_version_id"],
+            allowed_pools=pools_of[row["project_id"]],
         )
-        if not alternatives:
-            continue
-        yield (
-            row,
-            QueuedJob(
-                id=row["pk"],
-                alternatives=alternatives,
-                duration=row["duration_hours"] * 3600.0,
-                priority=row["priority"],
-                resubmitted=row["resubmitted"] or requeued,
-                submitted_at=epoch(row["submitted_at"]),
-                node_names=frozenset(row["node_names"] or ()),
-                pool=row["pool_id"],
-                driver=row["driver_version_id"],
-                allowed_pools=frozenset(pools_of[row["project_id"]]),
-            ),
-        )
+        if queued is not None:
+            yield row, queued
 
 
 def _reservation_to_json(reservation: Reservation) -> dict:
@@ -230,7 +221,7 @@ class PassResult:
 
 def prune_queue_changes(minutes: int = 10) -> None:
     """Forget old entries of the change log the form's prediction checks its plan against
-    (jobs.prediction): a plan is never kept that long, so they can no longer matter."""
+    (jobs.admission.prediction): a plan is never kept that long, so they can no longer matter."""
     with connection.cursor() as cursor:
         cursor.execute(
             "DELETE FROM jobs_queue_change WHERE at < now() - make_interval(mins => %s)",
@@ -302,7 +293,7 @@ def _admit(admission, state: State, spec_names: dict[int, str]) -> bool:
         message,
         spec_id=admission.spec_id,
         admitted_at=timezone.now(),
-        node_count=nodes,
+        nodes_granted=nodes,
         queue_position=None,
         latest_start=None,
         wait_reason="",

@@ -20,12 +20,13 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from console import limits
+from jobs.admission.db import epoch, load, moment, sched_nodes
+from jobs.admission.queued import queued_job
+from jobs.admission.words import Names, say, why_never
 from jobs.models import Job, Priority
 from jobs.scheduling import core, forecast, never_fits, passes
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
-from jobs.scheduling.db import epoch, load, moment, sched_nodes
 from jobs.scheduling.predict import standing
-from jobs.scheduling.reason_words import Names, say, why_never
 from resources.models import Node, NodeSpec, ResourcePool
 from resources.placement import answer as placement
 from resources.placement.availability import demand_of, project_pools
@@ -151,23 +152,18 @@ def forget_schedule() -> None:
 
 def draft_from(data: dict, project, *, job_id: int = DRAFT_ID) -> QueuedJob | None:
     """A QueuedJob for the form's (partly) cleaned data; None while no spec is chosen."""
-    specs = list(data.get("specs") or [])
-    if not specs:
-        return None
-    nodes = max(1, min(data.get("node_count") or 1, 1000))
-    minimum = data.get("elastic_min_nodes") if data.get("elastic") else None
-    minimum = min(minimum, nodes) if minimum else None
-    pools = project_pools(project)
-    return QueuedJob(
+    return queued_job(
         id=job_id,
-        alternatives=tuple(Alternative(s.pk, demand_of(s), nodes, minimum) for s in specs),
-        duration=float((data.get("duration_hours") or 24) * 3600),
-        priority=data.get("priority") or Priority.NORMAL,
+        specs=data.get("specs") or (),
+        nodes_asked=data.get("node_count"),
+        elastic_min=data.get("elastic_min_nodes") if data.get("elastic") else None,
+        duration_hours=data.get("duration_hours") or 24,
         submitted_at=epoch(timezone.now()),
-        node_names=frozenset(node.name for node in data.get("node_names") or ()),
+        priority=data.get("priority") or Priority.NORMAL,
+        node_names=(node.name for node in data.get("node_names") or ()),
         pool=getattr(data.get("pool"), "pk", None),
         driver=getattr(data.get("driver_version"), "pk", None),
-        allowed_pools=pools,
+        allowed_pools=project_pools(project),
     )
 
 
