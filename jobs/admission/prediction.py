@@ -37,7 +37,7 @@ DRAFT_ID = -1
 # towards their ends (and past them, overdue).
 MAX_AGE_SECONDS = 30.0
 # Up to this many queued jobs the plan is admission's own pass (a few hundred ms at most,
-# measured with jobs.scheduling.bench); beyond, the last pass's plan replayed.
+# measured with tests.bench.scheduler_core); beyond, the last pass's plan replayed.
 EXACT_QUEUE = 300
 
 _lock = threading.Lock()  # guards _cached

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from resources.availability import demand_of
-
 from console.modes import MAX_NODES
 from jobs.scheduling.data import NORMAL, Alternative, QueuedJob
+from resources.placement.availability import demand_of
 
 
 def queued_job(

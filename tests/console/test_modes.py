@@ -1,10 +1,9 @@
 """The one list of modes and their rules (console.modes) and what is derived from it."""
 
-from resources.runtimes import MPI
-
 from console.modes import MODES, RULES, Mode, modes_needing_mpi, only_node_count, rules_of
 from jobs.launch import MODES as LAUNCH_MODES
 from jobs.launch import LaunchRequest
+from resources.inventory.runtimes import MPI
 
 
 def test_every_mode_has_its_rules_and_the_launch_knows_every_mode():
