@@ -59,7 +59,8 @@ lint: install
 	$(VENV)/bin/lint-imports --no-cache
 
 # Two test processes (one per core of a small machine), a test file each at a time: most
-# tests wait on real processes, so the suite takes about half as long.
+# tests wait on real processes, so the suite takes about half as long. The longest files start
+# first (tests/file_seconds.py), not the files with the most tests, as pytest-xdist would.
 PYTEST_WORKERS ?= 2
 # The runtimes are made first, side by side (instant once made: they are kept once per
 # machine, see RUNTIMES_DIR), rather than one at a time by whichever test needs one.
@@ -68,7 +69,7 @@ test: lint
 	$(PY) manage.py check --fail-level WARNING && \
 	$(PY) manage.py makemigrations --check --dry-run && \
 	$(PY) manage.py make_runtime && \
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS); \
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS); \
 	code=$$?; took=$$(( $$(date +%s) - started )); \
 	echo "make test: checks, runtimes and suite took $$((took / 60)) min $$((took % 60)) s"; \
 	exit $$code

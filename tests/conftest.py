@@ -176,6 +176,21 @@ def pytest_configure(config):
     settings.CACHES["default"]["KEY_PREFIX"] = prefix
 
 
+def pytest_collection_modifyitems(config, items):
+    """The longest test files first (tests/file_seconds.py says why); each file's tests stay
+    together and in their order."""
+    from tests.file_seconds import load
+
+    seconds = load()
+    if seconds:
+        root = config.rootpath
+        weight = {}
+        for item in items:
+            path = item.path
+            weight[path] = seconds.get(path.relative_to(root).as_posix(), 0.0)
+        items.sort(key=lambda item: -weight[item.path])
+
+
 def _clear_cache() -> None:
     """Empty this process's part of the cache. ``cache.clear()`` would empty the whole Redis
     database, under the feet of the other test processes sharing it."""
