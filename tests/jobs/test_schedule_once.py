@@ -35,7 +35,7 @@ def queue(alice, vision):
 
     def job(name, specs):
         return JobFactory(
-            owner=alice, project=vision, name=name, node_count=2, mode="pytorch", specs=specs
+            owner=alice, project=vision, name=name, nodes_asked=2, mode="pytorch", specs=specs
         )
 
     return job("fits", [spec("a100x4", 4)]), job("too-big", [spec("a100x8", 8)])
