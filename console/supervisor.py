@@ -94,11 +94,18 @@ def pump(name: str, stream) -> None:
         sys.stdout.flush()
 
 
+# How often a child (web, worker, beat) may die in a minute and be started again.
+RESTARTS_PER_MINUTE = 3
+
+
 class Children:
     def __init__(self) -> None:
         self.procs: dict[str, subprocess.Popen] = {}
+        self.argv: dict[str, list[str]] = {}
+        self.restarts: dict[str, list[float]] = {}
 
     def start(self, name: str, argv: list[str]) -> None:
+        self.argv[name] = argv
         proc = subprocess.Popen(
             argv,
             cwd=BASE_DIR,
@@ -110,6 +117,17 @@ class Children:
         )
         threading.Thread(target=pump, args=(name, proc.stdout), daemon=True).start()
         self.procs[name] = proc
+
+    def restart(self, name: str) -> bool:
+        """Start ``name`` again unless it already died RESTARTS_PER_MINUTE times in the last
+        minute (then it is broken, not unlucky, and the caller stops everything)."""
+        now = time.monotonic()
+        recent = [at for at in self.restarts.get(name, []) if now - at < 60]
+        if len(recent) >= RESTARTS_PER_MINUTE:
+            return False
+        self.restarts[name] = [*recent, now]
+        self.start(name, self.argv[name])
+        return True
 
     def exited(self) -> tuple[str, int] | None:
         for name, proc in self.procs.items():
@@ -264,7 +282,16 @@ def _watch(children: Children, var_dir: Path, stopping: threading.Event) -> None
     while not stopping.is_set():
         gone = children.exited()
         if gone:
-            say(f"{gone[0]} exited with code {gone[1]}: stopping the others")
+            # A child that dies (the Celery worker can, on a broker connection lost at the
+            # wrong moment) is started again, as the embedded servers are; one that keeps
+            # dying ends `make run` with the reason.
+            if children.restart(gone[0]):
+                say(f"{gone[0]} exited with code {gone[1]}: starting it again")
+                continue
+            say(
+                f"{gone[0]} exited with code {gone[1]}, {RESTARTS_PER_MINUTE} times in a "
+                "minute: stopping the others"
+            )
             break
         keeper.check()
         stopping.wait(0.5)
