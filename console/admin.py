@@ -7,6 +7,20 @@ from console.models import Membership, PlatformSetting, Project, SettingChange
 admin.site.login_form = AdminLoginForm
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Shown in the admin, never written there: for what the console's own pages or its
+    workers change (each app's admin.py says why for its models)."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 1

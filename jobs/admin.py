@@ -3,25 +3,15 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from console.admin import ReadOnlyAdmin
 from jobs.models import Job, JobEvent
 
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Shown, never written. A job moves only through jobs.lifecycle: each move is a
-    conditional UPDATE from the phase it was read in, with its event, so a worker that moved
-    it first wins and nothing is moved twice; its allocations are released and its workload
-    stopped by jobs.operations. A form here would save every field over whatever a worker
-    wrote meanwhile, and a delete would leave its processes running. Events are the job's
-    timeline: written once, by those moves."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+# Shown, never written. A job moves only through jobs.lifecycle: each move is a conditional
+# UPDATE from the phase it was read in, with its event, so a worker that moved it first wins
+# and nothing is moved twice; its allocations are released and its workload stopped by
+# jobs.operations. A form here would save every field over whatever a worker wrote
+# meanwhile, and a delete would leave its processes running. Events are the job's timeline:
+# written once, by those moves.
 
 
 @admin.register(Job)

@@ -9,18 +9,8 @@ operator searches for: which workload holds which node, what was injected where.
 
 from django.contrib import admin
 
+from console.admin import ReadOnlyAdmin
 from resources.models import Allocation, Cluster, Image, Node, NodeFault, NodeSpec, ResourcePool
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Node)

@@ -178,7 +178,7 @@ def _steps(profile, order, pos, demand, need, horizon, budget, indices, state, c
             return None
         if seen >= 0 or refresh(index, t):
             stale.add(index)
-        pos = _due_at(t, order, pos, heap, version, refresh, stale)
+        pos = due_at(t, order, pos, heap, version, refresh, stale)
         for index in stale:
             n, recheck, shrinks = evaluate(timelines[index], t)
             total += n - counts.get(index, 0)
@@ -198,9 +198,11 @@ def _steps(profile, order, pos, demand, need, horizon, budget, indices, state, c
     return None
 
 
-def _due_at(t, order, pos, heap, version, refresh, due: set[int]) -> int:
-    """Add every other node whose recount is due at ``t`` to ``due``, taking their entries
-    from both sources; returns the walked order's next position."""
+def due_at(t, order, pos, heap, version, settled, due: set[int]) -> int:
+    """Add every other entry (a node here, a shape in the search by shape) whose recount is
+    due at ``t`` to ``due``, taking their entries from both sources; ``settled(other, t)``
+    says whether an entry not yet counted (``seen`` < 0) may be counted now. Returns the
+    walked order's next position."""
     size = len(order)
     while True:
         if pos < size and (not heap or order[pos] < heap[0]):
@@ -213,6 +215,6 @@ def _due_at(t, order, pos, heap, version, refresh, due: set[int]) -> int:
         else:
             break
         other, seen = entry[2], entry[3]
-        if seen == version.get(other, -1) and (seen >= 0 or refresh(other, t)):
+        if seen == version.get(other, -1) and (seen >= 0 or settled(other, t)):
             due.add(other)
     return pos

@@ -205,7 +205,9 @@ def _steps(profile, group, key, duration, need, horizon, budget, indices, state)
             return None
         if seen >= 0 or shape not in unsure or ready(shape, t):
             due.add(shape)
-        pos = _due_at(t, order, pos, heap, version, unsure, ready, due)
+        pos = by_node.due_at(
+            t, order, pos, heap, version, lambda o, at: o not in unsure or ready(o, at), due
+        )
         if not due:
             continue
         shrunk -= due
@@ -250,26 +252,6 @@ def _recounter(profile, group, key, duration, heap, counts, version):
         return added, weight
 
     return recount
-
-
-def _due_at(t, order, pos, heap, version, unsure, ready, due: set[int]) -> int:
-    """Add every other shape whose recount is due at ``t`` to ``due``, taking their entries
-    from both sources; returns the walked order's next position."""
-    size = len(order)
-    while True:
-        if pos < size and (not heap or order[pos] < heap[0]):
-            entry = order[pos]
-            if entry[0] != t:
-                break
-            pos += 1
-        elif heap and heap[0][0] == t and heap[0][1] == 0:
-            entry = heapq.heappop(heap)
-        else:
-            break
-        other, seen = entry[2], entry[3]
-        if seen == version.get(other, -1) and (seen >= 0 or other not in unsure or ready(other, t)):
-            due.add(other)
-    return pos
 
 
 def place(
