@@ -29,12 +29,18 @@ def seed(log, **_seeded) -> dict:
     unusable password): turning demo mode off disables the known logins at the next start.
     Login refuses that password outside demo mode too (console.login.PasswordBackend).
     """
+    from functools import cache
+
     from django.conf import settings
     from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
 
     from console.models import Membership, Project
 
     User = get_user_model()
+    # One hash for the five accounts of a public password: each takes most of a second to
+    # make, and `make run` waited for all five on a fresh machine.
+    demo_hash = cache(lambda: make_password(DEMO_PASSWORD))
     projects = {}
     for slug, name, description in PROJECTS:
         projects[slug], _ = Project.objects.get_or_create(
@@ -54,7 +60,7 @@ def seed(log, **_seeded) -> dict:
         )
         if created or (settings.DEMO_MODE and not user.has_usable_password()):
             if settings.DEMO_MODE:
-                user.set_password(DEMO_PASSWORD)
+                user.password = demo_hash()
             else:
                 user.set_unusable_password()
             user.save()

@@ -241,12 +241,7 @@ def _prepare() -> tuple[int, Path]:
     from django.conf import settings
 
     settings.INSTALLED_APPS  # noqa: B018
-    manage("migrate", "--noinput", "-v", "0")
-    if settings.EXECUTION_BACKEND == "local":
-        # Before the seed, which gives each demo image its runtime (PyTorch, TensorFlow,
-        # DeepSpeed); one that cannot be made here is reported and does not stop us.
-        manage("make_runtime")
-    manage("seed_demo")
+    manage("prepare")  # migrate, make_runtime (local backend only), seed_demo
     return port, var_dir
 
 

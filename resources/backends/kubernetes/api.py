@@ -22,15 +22,21 @@ import ssl
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 import urllib3
 import yaml
-from kubernetes import client, config
-from kubernetes.client.exceptions import ApiException
-from kubernetes.config.config_exception import ConfigException
 
 from resources.backends.base import BackendError, BackendUnavailable
+
+if TYPE_CHECKING:
+    from kubernetes import client
+
+# The official client is imported where it is first used, not with this module: every
+# process of the console (web, worker, beat, each manage.py command) imports this one, and
+# the client alone took a third of a second to import, for a cluster most installations
+# never add.
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +84,9 @@ class Connection:
 
 
 def _configuration(connection: Connection) -> client.Configuration:
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
     # Our own Configuration, never the module-wide default: several clusters (and tests)
     # are talked to from one process.
     configuration = client.Configuration()
@@ -197,6 +206,8 @@ class Api:
 
     def _api(self) -> client.ApiClient:
         if self._client is None:
+            from kubernetes import client
+
             self._client = client.ApiClient(_configuration(self.connection))
         return self._client
 
@@ -212,6 +223,8 @@ class Api:
         timeout: float | None = None,
     ) -> dict | str:
         """Send one request; its JSON object (or text, for logs) when it succeeded."""
+        from kubernetes.client.exceptions import ApiException
+
         api = self._api()
         params = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
         headers = {"Accept": "text/plain" if text else "application/json"}

@@ -4,8 +4,6 @@ against the Kubernetes OpenAPI (``kubernetes-validate``)."""
 
 from __future__ import annotations
 
-import kubernetes_validate
-
 from resources.backends.kubernetes.schema import problems
 
 KUBERNETES_VERSION = "1.31"  # the core OpenAPI the ConfigMap is checked against
@@ -42,6 +40,9 @@ def task_problems(job: dict) -> list[str]:
 
 def core_problems(obj: dict, what: str) -> list[str]:
     """An object of the core API, strictly against the Kubernetes OpenAPI."""
+    # Imported on first use, as the client is (api.py says why).
+    import kubernetes_validate
+
     try:
         kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
     except kubernetes_validate.ValidationError as error:
