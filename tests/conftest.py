@@ -176,6 +176,33 @@ def _static_files_found_once() -> None:
     WhiteNoiseMiddleware.add_files_from_finders = add_files_from_finders
 
 
+def _flush_by_delete() -> None:
+    """After each test that commits (a live server's, a worker's), pytest-django empties
+    every table with one TRUNCATE of all sixty: about 125 ms on PostgreSQL, however little
+    the test wrote. DELETE of the few rows there are takes a few milliseconds; the foreign
+    keys Django makes are deferred to the commit, when every table is empty, so the order
+    does not matter. The statement triggers fire for DELETE as for TRUNCATE.
+
+    The content types and permissions stay: they are the same in every test, and the flush's
+    post_migrate signal made them all again (twice the time of the flush itself); it now
+    finds them there."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+    kept = {"django_content_type", "auth_permission"}
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        if reset_sequences or allow_cascade or not tables:
+            return truncate(
+                self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
+            )
+        emptied = [table for table in tables if table not in kept]
+        deletes = " ".join(f"DELETE FROM {self.quote_name(table)};" for table in emptied)
+        return [f"SET CONSTRAINTS ALL DEFERRED; {deletes}"]
+
+    DatabaseOperations.sql_flush = sql_flush
+
+
 def pytest_configure(config):
     import os
 
@@ -184,6 +211,7 @@ def pytest_configure(config):
     from console.celery import app
 
     _static_files_found_once()
+    _flush_by_delete()
 
     # A queue of this run's own, so that nothing else on a shared broker (a running
     # `make run`, another test run, the other test process of this one) takes or feeds its
