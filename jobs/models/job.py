@@ -7,7 +7,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -93,6 +94,16 @@ class JobQuerySet(models.QuerySet):
             group__user=user, permission__codename="view_job"
         ).values("content_object_id")
         return self.filter(Q(owner=user) | Q(pk__in=shared))
+
+
+# A queued job's place in the queue's pages: its position, or, before any pass placed it,
+# after every position (the column is an integer). Indexed for the queued jobs, so a page of
+# /queue/ is read from its key onwards, wherever it is (jobs.views.queue_pages).
+UNPLACED = 2**31 - 1
+
+
+def queue_place():
+    return Coalesce("queue_position", Value(UNPLACED))
 
 
 class Job(models.Model):
@@ -215,6 +226,9 @@ class Job(models.Model):
             models.Index(fields=["project", "-created_at"], name="job_project_created"),
             models.Index(fields=["-created_at", "-id"], name="job_created"),
             models.Index(fields=["status", "priority"], name="job_status_priority"),
+            models.Index(
+                queue_place(), "id", condition=Q(status=Status.QUEUED), name="job_queue_place"
+            ),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import F
+from django.db.models import Count, F, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
@@ -20,6 +20,7 @@ from jobs import operations
 from jobs.admission.words import word_jobs
 from jobs.models import Job, JobPrediction, Priority
 from jobs.permissions import get_job_for_user
+from jobs.views import queue_pages as pages
 from jobs.views.lists import annotated_jobs, mark_changeable
 
 ACCURACY_DAYS = 7
@@ -27,30 +28,29 @@ SLACK_SECONDS = 60
 
 
 def accuracy(project=None) -> dict:
-    """How often the latest start predicted at submit held, over the last days."""
+    """How often the latest start predicted at submit held, over the last days: counted by
+    the database in one query, however many jobs the week saw."""
     now = timezone.now()
-    rows = JobPrediction.objects.filter(made_at__gte=now - timedelta(days=ACCURACY_DAYS))
+    rows = JobPrediction.objects.filter(
+        made_at__gte=now - timedelta(days=ACCURACY_DAYS), latest_start__isnull=False
+    )
     if project is not None:
         rows = rows.filter(job__project=project)
-    held = missed = pending = 0
-    for latest, started in rows.values_list("latest_start", "job__started_at"):
-        if latest is None:
-            continue
-        deadline = latest + timedelta(seconds=SLACK_SECONDS)
-        if started is not None:
-            if started <= deadline:
-                held += 1
-            else:
-                missed += 1
-        elif now > deadline:
-            missed += 1
-        else:
-            pending += 1
+    slack = timedelta(seconds=SLACK_SECONDS)
+    by = F("latest_start") + slack
+    unstarted = Q(job__started_at__isnull=True)
+    counts = rows.aggregate(
+        held=Count("pk", filter=Q(job__started_at__lte=by)),
+        late=Count("pk", filter=Q(job__started_at__gt=by)),
+        overdue=Count("pk", filter=unstarted & Q(latest_start__lt=now - slack)),
+        pending=Count("pk", filter=unstarted & Q(latest_start__gte=now - slack)),
+    )
+    held, missed = counts["held"], counts["late"] + counts["overdue"]
     decided = held + missed
     return {
         "held": held,
         "missed": missed,
-        "pending": pending,
+        "pending": counts["pending"],
         "percent": round(100 * held / decided) if decided else None,
         "days": ACCURACY_DAYS,
     }
@@ -59,44 +59,59 @@ def accuracy(project=None) -> dict:
 @require_GET
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
-    """The queue in order. Everyone sees only the jobs they may see (SPEC P: their own and
-    those shared with them; admins all); the others still count in the positions, and the
-    page says how many there are. Priorities change only where the user may change the job."""
+    """The queue in order, a page at a time. Everyone sees only the jobs they may see (SPEC
+    P: their own and those shared with them; admins all); the others still count in the
+    positions, and the page says how many there are. Priorities change only where the user
+    may change the job."""
     user, project = request.user, request.project or None
     cluster = user.is_staff and request.GET.get("scope") != "project"
     if not cluster and project is None:
         raise PermissionDenied
     waiting = Job.objects.queued()
-    if not cluster:
-        waiting = waiting.filter(project=project)
     jobs = annotated_jobs(user).queued()
     if not cluster:
-        jobs = jobs.filter(project=project)
-    jobs = jobs.order_by(
-        F("queue_position").asc(nulls_last=True), "-priority", "-resubmitted", "submitted_at"
-    )
-    priorities = [
-        (value, label)
-        for value, label in Priority.choices
-        if value != Priority.VERY_URGENT or user.is_staff
-    ]
-    shown = list(jobs[:500])
-    mark_changeable(shown, user)
-    word_jobs(shown)
-    total = jobs.count()
+        waiting, jobs = waiting.filter(project=project), jobs.filter(project=project)
+    visible = jobs.count()
+    mine = request.GET.get("mine") == "1"
+    if mine:
+        jobs = jobs.filter(owner=user)
+    page = pages.page_of(jobs, request.GET, total=None if mine else visible)
+    mark_changeable(page.rows, user)
+    word_jobs(page.rows)
+    kept = {"scope": "project"} if user.is_staff and not cluster else {}
     return render_page(
         request,
         "jobs/queue.html",
         {
-            "jobs": shown,
-            "total": total,
-            "hidden": waiting.count() - total,
+            "jobs": page.rows,
+            "page": page,
+            "pager": _pager(page.links(kept | ({"mine": "1"} if mine else {}))),
+            "kept": kept,
+            "mine": mine,
+            "yours": pages.first_of(jobs if mine else jobs.filter(owner=user)),
+            "total": page.total,
+            # An admin sees every job: nothing is hidden, and nothing need be counted.
+            "hidden": 0 if user.is_staff else waiting.count() - visible,
             "cluster": cluster,
             "now": timezone.now(),
             "accuracy": accuracy(None if cluster else project),
-            "priorities": priorities,
+            "priorities": [
+                (value, label)
+                for value, label in Priority.choices
+                if value != Priority.VERY_URGENT or user.is_staff
+            ],
         },
     )
+
+
+def _pager(links: dict[str, str]) -> list[tuple[str, str | None]]:
+    names = (
+        ("first", _("« First")),
+        ("previous", _("‹ Previous")),
+        ("next", _("Next ›")),
+        ("last", _("Last »")),
+    )
+    return [(label, links.get(name)) for name, label in names]
 
 
 @require_POST

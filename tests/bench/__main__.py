@@ -18,6 +18,7 @@ from tests.bench import (
     jobs,
     kubernetes,
     load,
+    queue,
     scheduler,
     tools,
 )
@@ -27,6 +28,7 @@ BENCHMARKS = {
     "test_suite": foundation.test_suite,
     "cluster": cluster.cluster_page,
     "jobs": jobs.job_list,
+    "queue": queue.queue_pages,
     "scheduler_core": scheduler.core_figures,
     "admission": scheduler.admission_with_writes,
     "prediction": scheduler.prediction_page,
