@@ -292,7 +292,11 @@ def _admit(admission, state: State, spec_names: dict[int, str]) -> bool:
         Phase.ADMITTED,
         message,
         spec_id=admission.spec_id,
-        admitted_at=timezone.now(),
+        # The pass's own moment, not the write's: a running job's end is planned from it
+        # (``_running``), and the plan booked this job from ``state.now``. Stamped later, the
+        # next pass would find it ending a little after what was planned, and the waiting
+        # jobs' reservations would no longer hold.
+        admitted_at=moment(state.now),
         nodes_granted=nodes,
         queue_position=None,
         latest_start=None,
@@ -322,8 +326,10 @@ def _admit(admission, state: State, spec_names: dict[int, str]) -> bool:
 def _record(reservations: dict[int, Reservation], state: State, admitted: list[int]) -> None:
     """Write each queued job's position, latest start, reason, blockers and reservation.
 
-    One UPDATE ... FROM unnest(...) for the whole queue: a pass rewrites every waiting job,
-    and row-by-row updates would cost more than the pass itself.
+    One UPDATE ... FROM unnest(...) for the whole queue (row-by-row updates would cost more
+    than the pass itself), which touches only the jobs whose standing changed: a pass that
+    changes nothing writes nothing, and so logs no change of the queue (migration 0014) that
+    would make the form's prediction plan it all again.
     """
     import json
 
@@ -355,15 +361,19 @@ def _record(reservations: dict[int, Reservation], state: State, admitted: list[i
                 latest_start = v.start,
                 wait_reason = v.reason,
                 wait_detail = v.detail,
-                blockers = ARRAY(SELECT jsonb_array_elements_text(v.blockers)::bigint),
+                blockers = v.blockers,
                 reservation = v.stored
             FROM (
-                SELECT unnest(%s::bigint[]) AS id, unnest(%s::integer[]) AS position,
-                       unnest(%s::timestamptz[]) AS start, unnest(%s::text[]) AS reason,
-                       unnest(%s::jsonb[]) AS detail,
-                       unnest(%s::jsonb[]) AS blockers, unnest(%s::jsonb[]) AS stored
+                SELECT id, position, start, reason, detail, stored,
+                       ARRAY(SELECT jsonb_array_elements_text(blocking)::bigint) AS blockers
+                FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::text[],
+                            %s::jsonb[], %s::jsonb[], %s::jsonb[])
+                     AS u(id, position, start, reason, detail, blocking, stored)
             ) AS v
             WHERE jobs_job.id = v.id AND jobs_job.phase = %s
+              AND (jobs_job.queue_position, jobs_job.latest_start, jobs_job.wait_reason,
+                   jobs_job.wait_detail, jobs_job.blockers, jobs_job.reservation)
+                  IS DISTINCT FROM (v.position, v.start, v.reason, v.detail, v.blockers, v.stored)
             """,
             [ids, positions, starts, reasons, details, blockers, stored, Phase.QUEUED],
         )

@@ -155,12 +155,20 @@ def prediction_page():
         started = time.perf_counter()
         run_pass()  # what the worker does every few seconds: it stores every reservation
         full_pass = time.perf_counter() - started
+        run_pass()  # the waiting jobs' positions move up once, behind the ones just admitted
         prediction.forget_schedule()
         started = time.perf_counter()
         client.post("/jobs/new/predict/", data)
         cold = (time.perf_counter() - started) * 1000
         # Answers while nothing changes: from the kept plan, checked by one query each.
         samples = timings(lambda: client.post("/jobs/new/predict/", data), runs=50, warmup=2)
+        # The next pass changes nothing: it writes nothing, and the plan is kept.
+        started = time.perf_counter()
+        run_pass()
+        next_pass = time.perf_counter() - started
+        started = time.perf_counter()
+        client.post("/jobs/new/predict/", data)
+        after_still = (time.perf_counter() - started) * 1000
         return [
             (
                 "prediction answer (/jobs/new/predict/), 10,000 queued jobs, 1,000 nodes",
@@ -169,6 +177,10 @@ def prediction_page():
             ),
             (
                 "admission pass over 10,000 queued jobs, 1,000 nodes (with writes)",
-                f"{full_pass:.1f} s",
+                f"{full_pass:.1f} s; the next pass, nothing changed: {next_pass:.1f} s",
+            ),
+            (
+                "  the first prediction answer after that pass (target: the plan kept)",
+                f"{after_still:.0f} ms",
             ),
         ]

@@ -86,6 +86,45 @@ def test_a_change_rolled_back_keeps_the_plan(alice, vision, inventory):
     assert prediction.current_plan().schedule is plan.schedule
 
 
+def _changes_logged() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM jobs_queue_change")
+        return cursor.fetchone()[0]
+
+
+def test_a_pass_that_changes_nothing_keeps_the_plan(alice, vision, inventory):
+    """Admission runs every few seconds: a pass over an unchanged queue writes nothing, and
+    the form's plan stays (migration 0014; it used to be made again after every pass)."""
+    from decimal import Decimal
+
+    from tests.resources.factories import NodeSpecFactory
+
+    whole = NodeSpecFactory(
+        name="a100x8",
+        boards=Decimal(8),
+        accelerator_model=Node.objects.get(name="gpu-node").accelerator_model,
+    )
+    big = {"nodes_asked": 3, "specs": [whole]}  # three whole nodes: more than there are
+    JobFactory(owner=alice, project=vision, name="waits", **big)
+    JobFactory(owner=alice, project=vision, name="waits-too", **big)
+    assert run_pass().queued == 2  # the first pass writes their standing
+    waiting = list(Job.objects.order_by("pk").values_list("queue_position", "wait_reason"))
+    assert [position for position, _ in waiting] == [1, 2] and all(w for _, w in waiting)
+    plan, logged = prediction.current_plan(), _changes_logged()
+    for _ in range(2):
+        assert run_pass().queued == 2
+    Job.objects.filter(name="no-such-job").update(priority=Priority.URGENT)  # matches nothing
+    assert _changes_logged() == logged
+    assert prediction.current_plan().schedule is plan.schedule
+    # A change is still a change: the next pass writes the new standing, and logs it.
+    Job.objects.filter(name="waits-too").update(priority=Priority.URGENT)
+    assert _changes_logged() == logged + 1
+    assert run_pass().queued == 2
+    assert Job.objects.get(name="waits-too").queue_position == 1
+    assert _changes_logged() == logged + 2
+    assert prediction.current_plan().schedule is not plan.schedule
+
+
 # --- two web processes, a changing queue, and what admission then does -------------------
 
 
