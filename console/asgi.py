@@ -13,10 +13,11 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-from console import hooks
+from console import heap, hooks
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 django_application = get_asgi_application()
+heap.freeze_start_up()
 
 log = logging.getLogger(__name__)
 

@@ -26,6 +26,9 @@ def bench_database() -> Iterator[None]:
     # every page's time. The test client only needs its host name allowed.
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     old = setup_databases(verbosity=0, interactive=False)
+    from console import heap
+
+    heap.freeze_start_up()  # as the web process does once started (console/asgi.py)
     try:
         yield
     finally:
