@@ -65,6 +65,10 @@ def build(request: LaunchRequest) -> tuple[ReplicaPlan, ...]:
         "PRTE_MCA_prte_default_hostfile": HOSTFILE,
         "HYDRA_HOST_FILE": MPICH_HOSTFILE,
         "HYDRA_IFACE": HYDRA_IFACE,
+        # PMIx's shared-memory store (gds shmem2, Open MPI 5) failed to open its file on a
+        # loaded machine ("PMIX_ERR_FILE_OPEN_FAILURE") and took the job down; the hash
+        # store keeps the same data in each process's memory.
+        "PMIX_MCA_gds": "hash",
         **mpi_style_env(request, workers, HOSTFILE),
     }
     argv = entry_argv(request)
