@@ -33,7 +33,7 @@ def demo(settings, tmp_path):
 
 def to_chinese(page, width):
     p = page.page
-    if width < 992:  # the language menu is in the collapsed navigation
+    if width < 1200:  # the language menu is in the collapsed navigation (navbar-expand-xl)
         p.click(".navbar-toggler")
         # Opened, not still sliding open: a menu opened mid-slide may stay out of sight.
         expect(p.locator("#navbar-main.collapse.show")).to_be_visible()
