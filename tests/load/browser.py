@@ -70,6 +70,15 @@ class User:
             raise LoadError(f"{self.username} could not log in: {reply.status_code}")
         return self
 
+    def beside(self, seed: int) -> User:
+        """Another user of the same account, logged in by this one's login: a second tab.
+        Each login checks a password (most of a second of the web worker's time), and a
+        crowd of tabs that each logged in kept the server busy long enough that some
+        logins timed out before the load began."""
+        other = User(self.base, self.username, seed=seed)
+        other.session.cookies.update(self.session.cookies)
+        return other
+
     def prepare(self) -> User:
         """What the first pages give: the jobs to open, and the job form's fields."""
         jobs = self.session.get(f"{self.base}/jobs/", timeout=SETUP_TIMEOUT)

@@ -152,19 +152,33 @@ class LoadResult:
 
 
 def log_in_all(base: str, count: int) -> list[User]:
-    """``count`` logged-in users, the demo accounts in turn; logged in a few at a time (each
-    login hashes a password)."""
+    """``count`` logged-in users, the demo accounts in turn: each account logs in once, and
+    its other users are its further tabs (``User.beside``: a login hashes a password)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def ready(index: int) -> User:
+    accounts: dict[str, User] = {}
+
+    def logged_in(index: int) -> User:
         name = DEMO_USERS[index % len(DEMO_USERS)]
         try:
-            return User(base, name, seed=index).log_in().prepare()
+            return User(base, name, seed=index).log_in()
         except requests.RequestException as exc:
-            raise LoadError(f"{name} could not start: {exc}") from exc
+            raise LoadError(f"{name} could not log in: {exc}") from exc
 
+    def ready(user: User) -> User:
+        try:
+            return user.prepare()
+        except requests.RequestException as exc:
+            raise LoadError(f"{user.username} could not start: {exc}") from exc
+
+    first = min(count, len(DEMO_USERS))
     with ThreadPoolExecutor(min(count, 8)) as pool:
-        return list(pool.map(ready, range(count)))
+        for user in pool.map(logged_in, range(first)):
+            accounts[user.username] = user
+        crowd = [accounts[DEMO_USERS[i]] for i in range(first)] + [
+            accounts[DEMO_USERS[i % len(DEMO_USERS)]].beside(seed=i) for i in range(first, count)
+        ]
+        return list(pool.map(ready, crowd))
 
 
 def run_load(
