@@ -78,17 +78,21 @@ def queue(request: HttpRequest) -> HttpResponse:
     page = pages.page_of(jobs, request.GET, total=None if mine else visible)
     mark_changeable(page.rows, user)
     word_jobs(page.rows)
-    kept = {"scope": "project"} if user.is_staff and not cluster else {}
+    scope = {"scope": "project"} if user.is_staff and not cluster else {}
+    kept = scope | ({"mine": "1"} if mine else {})
+    yours = pages.first_of(jobs if mine else jobs.filter(owner=user))
     return render_page(
         request,
         "jobs/queue.html",
         {
             "jobs": page.rows,
             "page": page,
-            "pager": _pager(page.links(kept | ({"mine": "1"} if mine else {}))),
-            "kept": kept,
+            "pager": _pager(page.links(kept)),
             "mine": mine,
-            "yours": pages.first_of(jobs if mine else jobs.filter(owner=user)),
+            "everyone_url": pages.query(scope),
+            "mine_url": pages.query(scope, mine="1"),
+            "yours": yours,
+            "yours_url": pages.query(kept, at=str(yours.pk)) if yours else None,
             "total": page.total,
             # An admin sees every job: nothing is hidden, and nothing need be counted.
             "hidden": 0 if user.is_staff else waiting.count() - visible,

@@ -43,6 +43,11 @@ def _before(key: tuple[int, int]) -> Q:
     return Q(place__lt=place) | Q(place=place, pk__lt=pk)
 
 
+def query(kept: dict[str, str], **more) -> str:
+    """A query string of the queue's page: what it keeps (scope, mine) and ``more``."""
+    return "?" + urlencode(kept | more)
+
+
 def key_of(job) -> str:
     return f"{job.place}-{job.pk}"
 
@@ -58,17 +63,13 @@ class Page:
 
     def links(self, kept: dict[str, str]) -> dict[str, str]:
         """The first, previous, next and last pages' query strings, with ``kept``."""
-
-        def query(**key) -> str:
-            return "?" + urlencode(kept | key) if kept or key else "?"
-
         found = {}
         if self.has_previous:
-            found["first"] = query()
-            found["previous"] = query(before=key_of(self.rows[0]))
+            found["first"] = query(kept)
+            found["previous"] = query(kept, before=key_of(self.rows[0]))
         if self.has_next:
-            found["next"] = query(after=key_of(self.rows[-1]))
-            found["last"] = query(before=LAST)
+            found["next"] = query(kept, after=key_of(self.rows[-1]))
+            found["last"] = query(kept, before=LAST)
         return found
 
     @property
