@@ -297,6 +297,27 @@ def run_cluster(transactional_db):
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker, worker_id):
+    """Each test process's jobs get ids far from the other's. A job's framework port comes
+    from its id (jobs.launch.port_for), and the local backend's jobs of both test processes
+    share this machine: two TensorFlow jobs with one id, one in each process's database,
+    would both listen on one port, and the second could not start."""
+    if worker_id.startswith("gw"):
+        from django.db import connection
+
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT setval(pg_get_serial_sequence('jobs_job', 'id'), %s)",
+                [1 + int(worker_id[2:]) * ID_SPACING],
+            )
+
+
+# Half of the ports' cycle (PORT_RANGE): two test processes' jobs stay apart as long as
+# neither makes thousands more jobs than the other.
+ID_SPACING = 2500
+
+
+@pytest.fixture(scope="session")
 def torch_runtime():
     """The PyTorch runtime's folder (var/, as `make run` makes it: once per machine, instant
     afterwards); tests that need it are skipped, with the reason, where it cannot be made."""
