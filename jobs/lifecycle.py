@@ -3,15 +3,20 @@
 Messages and reasons are stored in English; a :class:`console.words.Said` one also keeps its
 message id and parameters, so that each reader sees it in their language.
 
-Every move is a conditional UPDATE from the phase the caller saw, so two workers can never
-both move a job; the winner writes the event.
+Every move is a conditional UPDATE from the phase the caller saw (or, for many jobs at once,
+an UPDATE of the rows locked while still in it), so two workers can never both move a job;
+the winner writes the event.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
+
 from django.db import transaction
 from django.utils import timezone
 
+from console import rows
 from console.words import Said
 from jobs.models import STATUS_OF_PHASE, Job, JobEvent, Phase
 
@@ -48,9 +53,63 @@ def move(
 ) -> bool:
     """Move ``job`` from the phase it has in memory to ``to``; False if someone else moved
     it first (nothing is written then). ``fields`` are saved in the same UPDATE."""
+    _check(job, to)
+    now = timezone.now()
+    values = _values(to, fields, now)
+    with transaction.atomic():
+        moved = Job.objects.filter(pk=job.pk, phase=job.phase).update(**values)
+        if not moved:
+            return False
+        JobEvent.objects.create(**_event(job, now, kind, to, message, item, actor))
+    for name, value in values.items():
+        setattr(job, name, value)
+    return True
+
+
+def move_all(moves: Iterable[tuple[Job, str, dict]], to: str) -> list[Job]:
+    """What :func:`move` does, for many jobs at once: each ``(job, message, fields)`` moves
+    from the phase it has in memory to ``to``, in one transaction and a few statements
+    (an admission pass admits hundreds). Returns the jobs moved; the others had been moved
+    by someone else first and are left alone.
+
+    The jobs still in the phase their caller saw are locked first (``FOR UPDATE``): a
+    concurrent :func:`move` of one of them waits, then finds it moved and writes nothing.
+    Every move must set the same fields (their values may differ)."""
+    moves = list(moves)
+    for job, _, _ in moves:
+        _check(job, to)
+    now = timezone.now()
+    with transaction.atomic():
+        seen: dict[str, list[int]] = defaultdict(list)
+        for job, _, _ in moves:
+            seen[job.phase].append(job.pk)
+        still: set[int] = set()
+        for phase, ids in seen.items():
+            locked = Job.objects.select_for_update().filter(pk__in=ids, phase=phase)
+            still.update(locked.values_list("pk", flat=True))
+        moved = [(job, message, _values(to, fields, now)) for job, message, fields in moves
+                 if job.pk in still]  # fmt: skip
+        rows.update(Job, {job.pk: _columns(values) for job, _, values in moved})
+        rows.insert(JobEvent, (_event(job, now, JobEvent.Kind.INFO, to, message, "", None)
+                               for job, message, _ in moved))  # fmt: skip
+    for job, _, values in moved:
+        for name, value in values.items():
+            setattr(job, name, value)
+    return [job for job, _, _ in moved]
+
+
+def _check(job: Job, to: str) -> None:
     if to not in ALLOWED.get(job.phase, set()):
         raise IllegalTransition(f"{job.phase} -> {to}")
-    now = timezone.now()
+
+
+def _columns(values: dict) -> dict:
+    """A move's values by column name (``spec_id`` for ``spec``)."""
+    return {Job._meta.get_field(name).column: value for name, value in values.items()}
+
+
+def _values(to: str, fields: dict, now) -> dict:
+    """The columns a move to ``to`` writes: phase, status and the caller's fields."""
     values = {"phase": to, "status": STATUS_OF_PHASE[to], **fields}
     if "reason" in values:  # kept in English; worded per reader when it was said
         reason = values["reason"]
@@ -58,25 +117,22 @@ def move(
         values["reason"] = str(reason)[:500]
     if to in FINAL:
         values.setdefault("finished_at", now)
-    with transaction.atomic():
-        moved = Job.objects.filter(pk=job.pk, phase=job.phase).update(**values)
-        if not moved:
-            return False
-        JobEvent.objects.create(
-            job=job, at=now, kind=kind, phase=to, message=str(message)[:1000],
-            said=_said(message), item=item, actor=actor,
-        )  # fmt: skip
-    for name, value in values.items():
-        setattr(job, name, value)
-    return True
+    return values
+
+
+def _event(job: Job, now, kind: str, to: str, message: str, item: str, actor) -> dict:
+    """A JobEvent's fields."""
+    return {
+        "job_id": job.pk, "at": now, "kind": kind, "phase": to, "message": str(message)[:1000],
+        "said": _said(message), "item": item, "actor_id": getattr(actor, "pk", None),
+    }  # fmt: skip
 
 
 def record(job: Job, message: str, *, kind: str = JobEvent.Kind.INFO, item: str = "", actor=None):
     """An event that is not a transition (a precheck result, a changed duration…)."""
     return JobEvent.objects.create(
-        job=job, kind=kind, phase=job.phase, message=str(message)[:1000], said=_said(message),
-        item=item, actor=actor,
-    )  # fmt: skip
+        **_event(job, timezone.now(), kind, job.phase, message, item, actor)
+    )
 
 
 def _said(message: str) -> dict | None:

@@ -1,215 +1,47 @@
-"""The thin database layer around the pure core: load, run one pass, write decisions back.
+"""The thin database layer around the pure core: one pass, its decisions written back (the
+state it plans from is read by :mod:`jobs.admission.state`).
 
 One admission pass at a time, cluster-wide: a PostgreSQL advisory lock is taken without
-waiting, so a concurrent or duplicate pass is a no-op. Each admission is its own transaction:
-the job's move to *admitted* (a conditional UPDATE) and its allocation rows commit together
-or not at all.
+waiting, so a concurrent or duplicate pass is a no-op. Admissions are written in chunks, a
+transaction each: the jobs' moves to *admitted* (from *queued* only) and their allocation
+rows commit together or not at all.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from itertools import chain
+from math import inf
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone, translation
 
+from console import rows
 from console.celery import send
 from console.words import counted, said
 from jobs import lifecycle
-from jobs.admission.queued import queued_job
-from jobs.admission.words import Names, say, to_json
-from jobs.models import Job, JobSpecChoice, Phase, Status
-from jobs.scheduling import passes
-from jobs.scheduling.data import (
-    Placement,
-    QueuedJob,
-    Reservation,
-    RunningJob,
-    SchedNode,
+from jobs.admission.state import (
+    State,
+    epoch,
+    load_consistent,
+    moment,
+    reservation_to_json,
+    unchanged_since,
 )
-from resources.models import Allocation, Node, NodeSpec
-from resources.placement.capacity import NodeState
+from jobs.admission.words import Names, say, to_json
+from jobs.models import Job, Phase
+from jobs.scheduling import passes
+from jobs.scheduling.data import Reservation
+from resources.models import Allocation, NodeSpec
 
 log = logging.getLogger(__name__)
 
 # pg advisory lock key of the admission pass ("adm" in ASCII).
 LOCK_KEY = 0x61646D
-
-
-def epoch(moment: datetime) -> float:
-    return moment.timestamp()
-
-
-def moment(seconds: float | None) -> datetime | None:
-    return None if seconds is None else datetime.fromtimestamp(seconds, tz=UTC)
-
-
-@dataclass
-class State:
-    now: float
-    nodes: list[SchedNode]
-    running: list[RunningJob]
-    queue: list[QueuedJob]
-    committed: dict[int, Reservation]
-    names: dict[int, str] = field(default_factory=dict)  # job id -> name
-
-
-NODE_FIELDS = (
-    "pk",
-    "name",
-    "cpu_millicores",
-    "memory_mib",
-    "board_count",
-    "slices_per_board",
-    "accelerator_model_id",
-    "pool_id",
-    "driver_version_id",
-)
-
-
-def sched_nodes(nodes) -> list[SchedNode]:
-    """The scheduler's view of a queryset of nodes, idle (their capacity only)."""
-    return [
-        SchedNode(NodeState(pk, name, cpu, memory, boards, slices, model), pool, driver)
-        for pk, name, cpu, memory, boards, slices, model, pool, driver in nodes.values_list(
-            *NODE_FIELDS
-        )
-    ]
-
-
-def _nodes() -> tuple[list[SchedNode], dict[int, NodeState]]:
-    nodes = sched_nodes(Node.objects.schedulable())
-    return nodes, {node.state.id: node.state for node in nodes}
-
-
-def _running(now: float, states: dict[int, NodeState]) -> list[RunningJob]:
-    """Jobs holding resources, with when they end at the latest; other holders (development
-    environments...) count as node usage with no known end."""
-    holders = {}
-    for pk, deadline, admitted, started, hours in Job.objects.filter(
-        status=Status.RUNNING
-    ).values_list("pk", "deadline", "admitted_at", "started_at", "duration_hours"):
-        start = started or admitted or timezone.now()
-        end = deadline or (start + timezone.timedelta(hours=hours))
-        holders[pk] = epoch(end)
-    holdings: dict[int, list[Placement]] = defaultdict(list)
-    for node_id, kind, holder, cpu, memory, slots in Allocation.objects.live().values_list(
-        "node_id", "holder_kind", "holder_id", "cpu_millicores", "memory_mib", "slots"
-    ):
-        if kind == Allocation.Holder.JOB and holder in holders:
-            if node_id in states:
-                holdings[holder].append(Placement(node_id, cpu, memory, tuple(slots)))
-        elif node_id in states:
-            state = states[node_id]
-            state.cpu_used += cpu
-            state.memory_used += memory
-            state.used_slots.update(slots)
-    return [RunningJob(pk, max(end, now), tuple(holdings[pk])) for pk, end in holders.items()]
-
-
-QUEUE_FIELDS = (
-    "pk",
-    "name",
-    "priority",
-    "resubmitted",
-    "submitted_at",
-    "duration_hours",
-    "nodes_asked",
-    "elastic_min_nodes",
-    "node_names",
-    "pool_id",
-    "driver_version_id",
-    "project_id",
-    "reservation",
-)
-
-
-def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str]]:
-    queue, committed, names = [], {}, {}
-    rows = Job.objects.filter(phase=Phase.QUEUED)
-    for row, queued in _as_queued(rows, Phase.QUEUED):
-        queue.append(queued)
-        names[row["pk"]] = row["name"]
-        if row["reservation"]:
-            committed[row["pk"]] = _reservation_from_json(row["pk"], row["reservation"])
-    return queue, committed, names
-
-
-def requeued(jobs) -> dict[int, QueuedJob]:
-    """Running jobs as the queue would hold them once requeued after an interruption
-    (jobs.faults.recovery.requeue): resubmitted, asking again for the nodes it asked for."""
-    return {row["pk"]: queued for row, queued in _as_queued(jobs, None, requeued=True)}
-
-
-def _as_queued(jobs, phase: str | None, *, requeued: bool = False):
-    """(row, QueuedJob) of each job of the queryset with at least one spec to choose."""
-    from resources.models import ResourcePool
-
-    pools_of: dict[int, set[int]] = defaultdict(set)
-    for pool, project in ResourcePool.projects.through.objects.values_list(
-        "resourcepool_id", "project_id"
-    ):
-        pools_of[project].add(pool)
-    specs = {spec.pk: spec for spec in NodeSpec.objects.all()}
-    choices: dict[int, list[int]] = defaultdict(list)
-    chosen = JobSpecChoice.objects.filter(job__phase=phase) if phase else JobSpecChoice.objects
-    if not phase:
-        chosen = chosen.filter(job__in=jobs.values("pk"))
-    for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
-        choices[job_id].append(spec_id)
-    for row in jobs.values(*QUEUE_FIELDS):
-        queued = queued_job(
-            id=row["pk"],
-            specs=(specs[spec_id] for spec_id in choices.get(row["pk"], [])),
-            nodes_asked=row["nodes_asked"],
-            elastic_min=row["elastic_min_nodes"],
-            duration_hours=row["duration_hours"],
-            submitted_at=epoch(row["submitted_at"]),
-            priority=row["priority"],
-            resubmitted=row["resubmitted"] or requeued,
-            node_names=row["node_names"] or (),
-            pool=row["pool_id"],
-            driver=row["driver_version_id"],
-            allowed_pools=pools_of[row["project_id"]],
-        )
-        if queued is not None:
-            yield row, queued
-
-
-def _reservation_to_json(reservation: Reservation) -> dict:
-    return {
-        "start": reservation.start,
-        "end": reservation.end,
-        "spec": reservation.spec_id,
-        "placements": [[p.node_id, p.cpu, p.memory, list(p.slots)] for p in reservation.placements],
-        "blockers": list(reservation.blockers),
-        "position": reservation.position,
-    }
-
-
-def _reservation_from_json(job_id: int, data: dict) -> Reservation:
-    return Reservation(
-        job_id=job_id,
-        position=data.get("position", 0),
-        start=data.get("start"),
-        end=data.get("end"),
-        spec_id=data.get("spec"),
-        placements=tuple(Placement(n, c, m, tuple(s)) for n, c, m, s in data.get("placements", [])),
-        reason=None,
-        blockers=tuple(data.get("blockers", ())),
-    )
-
-
-def load(now: datetime | None = None) -> State:
-    now_seconds = epoch(now or timezone.now())
-    nodes, states = _nodes()
-    running = _running(now_seconds, states)
-    queue, committed, names = _queue()
-    return State(now_seconds, nodes, running, queue, committed, names)
 
 
 @dataclass
@@ -246,8 +78,49 @@ def ask_for_pass() -> None:
     transaction.on_commit(lambda: send("jobs.tasks.admit"))
 
 
+@dataclass(frozen=True)
+class Quiet:
+    """What a pass that changed nothing saw. Given the same state, a pass plans the same:
+    until something changes (the queue's change log says) or the plan falls due by itself
+    (a reservation starts, a running job reaches its end), the next pass would change
+    nothing either, and is skipped."""
+
+    snapshot: str
+    last_change: int
+    now: float
+    due: float  # the plan's next start or end
+    queued: int
+    until: float  # time.monotonic(): a full pass comes by then all the same
+
+
+# A full pass comes at least this often, even when nothing changed: a bound on how long the
+# skip relies on the change log alone (whose entries are pruned after minutes).
+QUIET_SECONDS = 60.0
+
+_quiet: Quiet | None = None  # per process: another process's passes are not known here
+
+
+def _still_quiet(now: float) -> Quiet | None:
+    quiet = _quiet
+    if (
+        quiet is None
+        or time.monotonic() > quiet.until
+        or not quiet.now <= now < quiet.due
+        or not unchanged_since(quiet.snapshot, quiet.last_change)
+    ):
+        return None
+    return quiet
+
+
+def _next_due(state: State, reservations: dict[int, Reservation]) -> float:
+    starts = (r.start for r in reservations.values() if r.start is not None)
+    ends = (job.ends_at for job in state.running)
+    return min(chain(starts, ends), default=inf)
+
+
 def run_pass(now: datetime | None = None) -> PassResult:
     """One admission pass; a no-op (``ran=False``) while another pass holds the lock."""
+    global _quiet
     if connection.in_atomic_block:
         raise RuntimeError("an admission pass commits as it goes: call it outside a transaction")
     if not _try_lock():
@@ -256,80 +129,112 @@ def run_pass(now: datetime | None = None) -> PassResult:
     language = translation.get_language()
     translation.activate(settings.LANGUAGE_CODE)
     try:
-        state = load(now)
+        quiet = _still_quiet(epoch(now or timezone.now()))
+        if quiet is not None:
+            return PassResult(ran=True, queued=quiet.queued)
+        _quiet = None
+        state, snapshot, last = load_consistent(now)
         result = passes.schedule(
             state.nodes, state.running, state.queue, state.now, state.committed
         )
         spec_names = dict(NodeSpec.objects.values_list("pk", "name"))
-        admitted = [a.job_id for a in result.admissions if _admit(a, state, spec_names)]
-        _record(result.reservations, state, admitted)
+        admitted = _admit_all(result.admissions, state, spec_names)
+        changed = _record(result.reservations, state, admitted)
+        if not admitted and not changed:
+            due = _next_due(state, result.reservations)
+            _quiet = Quiet(snapshot, last, state.now, due, len(state.queue),
+                           time.monotonic() + QUIET_SECONDS)  # fmt: skip
         return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted))
     finally:
         translation.activate(language) if language else translation.deactivate()
         _unlock()
 
 
-@transaction.atomic
-def _admit(admission, state: State, spec_names: dict[int, str]) -> bool:
-    """The job's move to admitted and its allocations, in one transaction.
+# Admissions written per transaction: a pass that admits thousands commits them in chunks, so
+# that the first jobs start launching while the rest are written and no transaction holds
+# thousands of row locks.
+CHUNK = 500
 
-    The move is a conditional UPDATE from *queued*: a job stopped or deleted since the pass
+
+def _admit_all(admissions, state: State, spec_names: dict[int, str]) -> list[int]:
+    """Write the pass's admissions: the ids of the jobs admitted."""
+    admitted = []
+    for first in range(0, len(admissions), CHUNK):
+        admitted += _admit(admissions[first : first + CHUNK], state, spec_names)
+    return admitted
+
+
+@transaction.atomic
+def _admit(admissions, state: State, spec_names: dict[int, str]) -> list[int]:
+    """The jobs' moves to admitted and their allocations, in one transaction.
+
+    Each move is from *queued* (lifecycle.move_all): a job stopped or deleted since the pass
     loaded it is left alone, and nothing is allocated for it.
     """
-    job = Job(pk=admission.job_id, phase=Phase.QUEUED, name=state.names[admission.job_id])
-    nodes = len(admission.placements)
-    message = said(
-        counted(
-            "Admitted on %(spec)s: %(n)s node reserved.",
-            "Admitted on %(spec)s: %(n)s nodes reserved.",
-            "n",
-        ),
-        spec=spec_names.get(admission.spec_id, admission.spec_id),
-        n=nodes,
-    )
-    moved = lifecycle.move(
-        job,
-        Phase.ADMITTED,
-        message,
-        spec_id=admission.spec_id,
-        # The pass's own moment, not the write's: a running job's end is planned from it
-        # (``_running``), and the plan booked this job from ``state.now``. Stamped later, the
-        # next pass would find it ending a little after what was planned, and the waiting
-        # jobs' reservations would no longer hold.
-        admitted_at=moment(state.now),
-        nodes_granted=nodes,
-        queue_position=None,
-        latest_start=None,
-        wait_reason="",
-        wait_detail=None,
-        blockers=[],
-        reservation=None,
-    )
-    if not moved:
-        return False
-    Allocation.objects.bulk_create(
-        Allocation(
-            node_id=placement.node_id,
-            holder_kind=Allocation.Holder.JOB,
-            holder_id=job.pk,
-            label=job.name,
-            replica=f"worker-{index}",
-            cpu_millicores=placement.cpu,
-            memory_mib=placement.memory,
-            slots=list(placement.slots),
+    moves = []
+    for admission in admissions:
+        job = Job(pk=admission.job_id, phase=Phase.QUEUED, name=state.names[admission.job_id])
+        nodes = len(admission.placements)
+        message = said(
+            counted(
+                "Admitted on %(spec)s: %(n)s node reserved.",
+                "Admitted on %(spec)s: %(n)s nodes reserved.",
+                "n",
+            ),
+            spec=spec_names.get(admission.spec_id, admission.spec_id),
+            n=nodes,
         )
-        for index, placement in enumerate(admission.placements)
+        fields = {
+            "spec_id": admission.spec_id,
+            # The pass's own moment, not the write's: a running job's end is planned from it
+            # (``_running``), and the plan booked this job from ``state.now``. Stamped later,
+            # the next pass would find it ending a little after what was planned, and the
+            # waiting jobs' reservations would no longer hold.
+            "admitted_at": moment(state.now),
+            "nodes_granted": nodes,
+            **ADMITTED_STANDING,
+        }
+        moves.append((job, message, fields))
+    moved = {job.pk: job for job in lifecycle.move_all(moves, Phase.ADMITTED)}
+    rows.insert(
+        Allocation,
+        (
+            {
+                "node_id": placement.node_id,
+                "holder_kind": Allocation.Holder.JOB,
+                "holder_id": job_id,
+                "label": moved[job_id].name,
+                "replica": f"worker-{index}",
+                "cpu_millicores": placement.cpu,
+                "memory_mib": placement.memory,
+                "slots": list(placement.slots),
+            }
+            for job_id, placements in ((a.job_id, a.placements) for a in admissions)
+            if job_id in moved
+            for index, placement in enumerate(placements)
+        ),
     )
-    return True
+    return [admission.job_id for admission in admissions if admission.job_id in moved]
 
 
-def _record(reservations: dict[int, Reservation], state: State, admitted: list[int]) -> None:
+# An admitted job has no standing in the queue any more.
+ADMITTED_STANDING = {
+    "queue_position": None,
+    "latest_start": None,
+    "wait_reason": "",
+    "wait_detail": None,
+    "blockers": [],
+    "reservation": None,
+}
+
+
+def _record(reservations: dict[int, Reservation], state: State, admitted: list[int]) -> int:
     """Write each queued job's position, latest start, reason, blockers and reservation.
 
     One UPDATE ... FROM unnest(...) for the whole queue (row-by-row updates would cost more
     than the pass itself), which touches only the jobs whose standing changed: a pass that
     changes nothing writes nothing, and so logs no change of the queue (migration 0014) that
-    would make the form's prediction plan it all again.
+    would make the form's prediction plan it all again. Returns how many jobs it changed.
     """
     import json
 
@@ -341,7 +246,7 @@ def _record(reservations: dict[int, Reservation], state: State, admitted: list[i
         key=lambda r: r.position,
     )
     if not waiting:
-        return
+        return 0
     ids, positions, starts, reasons, details, blockers, stored = [], [], [], [], [], [], []
     for position, reservation in enumerate(waiting, start=1):
         ids.append(reservation.job_id)
@@ -350,8 +255,13 @@ def _record(reservations: dict[int, Reservation], state: State, admitted: list[i
         reasons.append(say(reservation.reason, names)[:500] if reservation.reason else "")
         details.append(json.dumps(to_json(reservation.reason)))
         blockers.append(json.dumps(list(reservation.blockers)))
+        # Stored with its place among the waiting jobs, as queue_position is: the place it
+        # had in the pass's order counted the jobs admitted with it, and the next pass would
+        # rewrite every reservation to say otherwise.
         stored.append(
-            json.dumps(_reservation_to_json(reservation)) if reservation.start is not None else None
+            json.dumps(reservation_to_json(replace(reservation, position=position)))
+            if reservation.start is not None
+            else None
         )
     with connection.cursor() as cursor:
         cursor.execute(
@@ -377,3 +287,4 @@ def _record(reservations: dict[int, Reservation], state: State, admitted: list[i
             """,
             [ids, positions, starts, reasons, details, blockers, stored, Phase.QUEUED],
         )
+        return cursor.rowcount

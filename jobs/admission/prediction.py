@@ -14,14 +14,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import NamedTuple
 
-from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from console import limits
-from jobs.admission.db import epoch, load, moment, sched_nodes
 from jobs.admission.queued import queued_job
+from jobs.admission.state import epoch, load_consistent, moment, sched_nodes, unchanged_since
 from jobs.admission.words import Names, say, why_never
 from jobs.models import Job, Priority
 from jobs.scheduling import core, forecast, never_fits, passes
@@ -60,51 +59,11 @@ class Plan:
 _cached: Plan | None = None
 
 
-def _read() -> tuple[object, str, int]:
-    """The scheduling state under one snapshot, that snapshot, and the last change it saw.
-
-    REPEATABLE READ makes every query of ``load`` see the same moment, so the plan is of
-    one state of the cluster and the snapshot names exactly which one (inside a test's
-    transaction the isolation level is already set: its own snapshot rules)."""
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            if outermost:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                # Reading many tables in one transaction must never wait long behind an
-                # exclusive lock (a migration, a TRUNCATE): give up before the server's
-                # deadlock check would pick the other side, and let the caller retry.
-                cursor.execute("SET LOCAL lock_timeout = '500ms'")
-            cursor.execute(
-                "SELECT pg_current_snapshot()::text, coalesce(max(id), 0) FROM jobs_queue_change"
-            )
-            snapshot, last = cursor.fetchone()
-        return load(), snapshot, last
-
-
-def _read_retrying(tries: int = 3) -> tuple[object, str, int]:
-    for attempt in range(tries):
-        try:
-            return _read()
-        except OperationalError:
-            if attempt == tries - 1 or connection.in_atomic_block:
-                raise
-            time.sleep(0.2)
-    raise AssertionError("unreachable")
-
-
 def _still_holds(plan: Plan) -> bool:
-    """Nothing admission plans from changed since ``plan``'s snapshot (one query): no change
-    newer than the last it saw, and none by a transaction that had not committed then."""
+    """Nothing admission plans from changed since ``plan``'s snapshot (one query)."""
     if time.monotonic() - plan.built > MAX_AGE_SECONDS:
         return False
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT NOT EXISTS (SELECT 1 FROM jobs_queue_change WHERE id > %s"
-            " OR NOT pg_visible_in_snapshot(xid, %s::pg_snapshot))",
-            [plan.last_change, plan.snapshot],
-        )
-        return cursor.fetchone()[0]
+    return unchanged_since(plan.snapshot, plan.last_change)
 
 
 def current_plan() -> Plan:
@@ -124,7 +83,7 @@ def current_plan() -> Plan:
             plan = _cached
         if plan is not None and _still_holds(plan):  # another thread made it meanwhile
             return _checked(plan)
-        state, snapshot, last = _read_retrying()
+        state, snapshot, last = load_consistent()
         # Admission's own pass when it is quick; on a long queue, the last pass's plan
         # booked again as it stood, and only the jobs submitted since searched for.
         exact = len(state.queue) <= EXACT_QUEUE

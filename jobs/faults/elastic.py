@@ -22,7 +22,7 @@ from django.utils.dateparse import parse_datetime
 
 from console import limits
 from console.words import counted, said
-from jobs.admission import db
+from jobs.admission.state import load, requeued
 from jobs.faults import recovery
 from jobs.faults.policy import Cause
 from jobs.models import Attempt, Job, Phase
@@ -53,8 +53,8 @@ def grow(now: datetime | None = None) -> list[int]:
     if not attempts:
         return []
     now = now or timezone.now()
-    state = db.load(now)
-    jobs = db.requeued(Job.objects.filter(pk__in=[a.job_id for a in attempts]))
+    state = load(now)
+    jobs = requeued(Job.objects.filter(pk__in=[a.job_id for a in attempts]))
     wait = limits.current().scale_up_after_seconds
     grown = []
     for attempt in attempts:

@@ -19,7 +19,7 @@ from django.utils import translation
 
 from console.busy import unavailable
 from jobs.admission.admit import admission_pass
-from jobs.admission.db import load
+from jobs.admission.state import load
 from jobs.models import Job
 from jobs.scheduling import passes
 from resources.models import Allocation, NodeSpec

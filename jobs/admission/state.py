@@ -1,0 +1,248 @@
+"""The scheduling state as admission reads it from the database: nodes, running jobs and the
+queue, as the pure core's plain data (jobs.scheduling.data), and the stored reservations
+the next pass is held to.
+
+A pass and the form's prediction read it under one snapshot (:func:`load_consistent`) and
+later ask whether anything they planned from has changed since (:func:`unchanged_since`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.db import OperationalError, connection, transaction
+from django.utils import timezone
+
+from jobs.admission.queued import queued_job
+from jobs.models import Job, JobSpecChoice, Phase, Status
+from jobs.scheduling.data import (
+    Placement,
+    QueuedJob,
+    Reservation,
+    RunningJob,
+    SchedNode,
+)
+from resources.models import Allocation, Node, NodeSpec
+from resources.placement.capacity import NodeState
+
+
+def epoch(moment: datetime) -> float:
+    return moment.timestamp()
+
+
+def moment(seconds: float | None) -> datetime | None:
+    return None if seconds is None else datetime.fromtimestamp(seconds, tz=UTC)
+
+
+@dataclass
+class State:
+    now: float
+    nodes: list[SchedNode]
+    running: list[RunningJob]
+    queue: list[QueuedJob]
+    committed: dict[int, Reservation]
+    names: dict[int, str] = field(default_factory=dict)  # job id -> name
+
+
+NODE_FIELDS = (
+    "pk",
+    "name",
+    "cpu_millicores",
+    "memory_mib",
+    "board_count",
+    "slices_per_board",
+    "accelerator_model_id",
+    "pool_id",
+    "driver_version_id",
+)
+
+
+def sched_nodes(nodes) -> list[SchedNode]:
+    """The scheduler's view of a queryset of nodes, idle (their capacity only)."""
+    return [
+        SchedNode(NodeState(pk, name, cpu, memory, boards, slices, model), pool, driver)
+        for pk, name, cpu, memory, boards, slices, model, pool, driver in nodes.values_list(
+            *NODE_FIELDS
+        )
+    ]
+
+
+def _nodes() -> tuple[list[SchedNode], dict[int, NodeState]]:
+    nodes = sched_nodes(Node.objects.schedulable())
+    return nodes, {node.state.id: node.state for node in nodes}
+
+
+def _running(now: float, states: dict[int, NodeState]) -> list[RunningJob]:
+    """Jobs holding resources, with when they end at the latest; other holders (development
+    environments...) count as node usage with no known end."""
+    holders = {}
+    for pk, deadline, admitted, started, hours in Job.objects.filter(
+        status=Status.RUNNING
+    ).values_list("pk", "deadline", "admitted_at", "started_at", "duration_hours"):
+        start = started or admitted or timezone.now()
+        end = deadline or (start + timezone.timedelta(hours=hours))
+        holders[pk] = epoch(end)
+    holdings: dict[int, list[Placement]] = defaultdict(list)
+    for node_id, kind, holder, cpu, memory, slots in Allocation.objects.live().values_list(
+        "node_id", "holder_kind", "holder_id", "cpu_millicores", "memory_mib", "slots"
+    ):
+        if kind == Allocation.Holder.JOB and holder in holders:
+            if node_id in states:
+                holdings[holder].append(Placement(node_id, cpu, memory, tuple(slots)))
+        elif node_id in states:
+            state = states[node_id]
+            state.cpu_used += cpu
+            state.memory_used += memory
+            state.used_slots.update(slots)
+    return [RunningJob(pk, max(end, now), tuple(holdings[pk])) for pk, end in holders.items()]
+
+
+QUEUE_FIELDS = (
+    "pk",
+    "name",
+    "priority",
+    "resubmitted",
+    "submitted_at",
+    "duration_hours",
+    "nodes_asked",
+    "elastic_min_nodes",
+    "node_names",
+    "pool_id",
+    "driver_version_id",
+    "project_id",
+    "reservation",
+)
+
+
+def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str]]:
+    queue, committed, names = [], {}, {}
+    rows = Job.objects.filter(phase=Phase.QUEUED)
+    for row, queued in _as_queued(rows, Phase.QUEUED):
+        queue.append(queued)
+        names[row["pk"]] = row["name"]
+        if row["reservation"]:
+            committed[row["pk"]] = reservation_from_json(row["pk"], row["reservation"])
+    return queue, committed, names
+
+
+def requeued(jobs) -> dict[int, QueuedJob]:
+    """Running jobs as the queue would hold them once requeued after an interruption
+    (jobs.faults.recovery.requeue): resubmitted, asking again for the nodes it asked for."""
+    return {row["pk"]: queued for row, queued in _as_queued(jobs, None, requeued=True)}
+
+
+def _as_queued(jobs, phase: str | None, *, requeued: bool = False):
+    """(row, QueuedJob) of each job of the queryset with at least one spec to choose."""
+    from resources.models import ResourcePool
+
+    pools_of: dict[int, set[int]] = defaultdict(set)
+    for pool, project in ResourcePool.projects.through.objects.values_list(
+        "resourcepool_id", "project_id"
+    ):
+        pools_of[project].add(pool)
+    specs = {spec.pk: spec for spec in NodeSpec.objects.all()}
+    choices: dict[int, list[int]] = defaultdict(list)
+    chosen = JobSpecChoice.objects.filter(job__phase=phase) if phase else JobSpecChoice.objects
+    if not phase:
+        chosen = chosen.filter(job__in=jobs.values("pk"))
+    for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
+        choices[job_id].append(spec_id)
+    for row in jobs.values(*QUEUE_FIELDS):
+        queued = queued_job(
+            id=row["pk"],
+            specs=(specs[spec_id] for spec_id in choices.get(row["pk"], [])),
+            nodes_asked=row["nodes_asked"],
+            elastic_min=row["elastic_min_nodes"],
+            duration_hours=row["duration_hours"],
+            submitted_at=epoch(row["submitted_at"]),
+            priority=row["priority"],
+            resubmitted=row["resubmitted"] or requeued,
+            node_names=row["node_names"] or (),
+            pool=row["pool_id"],
+            driver=row["driver_version_id"],
+            allowed_pools=pools_of[row["project_id"]],
+        )
+        if queued is not None:
+            yield row, queued
+
+
+def reservation_to_json(reservation: Reservation) -> dict:
+    return {
+        "start": reservation.start,
+        "end": reservation.end,
+        "spec": reservation.spec_id,
+        "placements": [[p.node_id, p.cpu, p.memory, list(p.slots)] for p in reservation.placements],
+        "blockers": list(reservation.blockers),
+        "position": reservation.position,
+    }
+
+
+def reservation_from_json(job_id: int, data: dict) -> Reservation:
+    return Reservation(
+        job_id=job_id,
+        position=data.get("position", 0),
+        start=data.get("start"),
+        end=data.get("end"),
+        spec_id=data.get("spec"),
+        placements=tuple(Placement(n, c, m, tuple(s)) for n, c, m, s in data.get("placements", [])),
+        reason=None,
+        blockers=tuple(data.get("blockers", ())),
+    )
+
+
+def load(now: datetime | None = None) -> State:
+    now_seconds = epoch(now or timezone.now())
+    nodes, states = _nodes()
+    running = _running(now_seconds, states)
+    queue, committed, names = _queue()
+    return State(now_seconds, nodes, running, queue, committed, names)
+
+
+def load_consistent(now: datetime | None = None) -> tuple[State, str, int]:
+    """The scheduling state under one snapshot, that snapshot, and the newest entry of the
+    queue's change log (jobs_queue_change, written by database triggers) it saw.
+
+    REPEATABLE READ makes every query of ``load`` see the same moment, so the state is one
+    state of the cluster and the snapshot names exactly which one (inside a test's
+    transaction the isolation level is already set: its own snapshot rules). A read that
+    waits on a lock gives up after a moment and is tried again."""
+    for attempt in range(3):
+        try:
+            return _read(now)
+        except OperationalError:
+            if attempt == 2 or connection.in_atomic_block:
+                raise
+            time.sleep(0.2)
+    raise AssertionError("unreachable")
+
+
+def _read(now: datetime | None) -> tuple[State, str, int]:
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            if outermost:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                # Reading many tables in one transaction must never wait long behind an
+                # exclusive lock (a migration, a TRUNCATE): give up before the server's
+                # deadlock check would pick the other side.
+                cursor.execute("SET LOCAL lock_timeout = '500ms'")
+            cursor.execute(
+                "SELECT pg_current_snapshot()::text, coalesce(max(id), 0) FROM jobs_queue_change"
+            )
+            snapshot, last = cursor.fetchone()
+        return load(now), snapshot, last
+
+
+def unchanged_since(snapshot: str, last_change: int) -> bool:
+    """Nothing a plan depends on changed since ``snapshot`` (one query): no change newer
+    than the last it saw, and none by a transaction that had not committed then."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT NOT EXISTS (SELECT 1 FROM jobs_queue_change WHERE id > %s"
+            " OR NOT pg_visible_in_snapshot(xid, %s::pg_snapshot))",
+            [last_change, snapshot],
+        )
+        return cursor.fetchone()[0]

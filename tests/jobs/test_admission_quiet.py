@@ -1,0 +1,151 @@
+"""A pass that would change nothing is skipped (jobs.admission.db.Quiet), and the admissions
+of a pass are written together (lifecycle.move_all): what each may and may not skip."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from jobs import lifecycle
+from jobs.admission import db
+from jobs.admission.db import run_pass
+from jobs.models import Job, JobEvent, Phase
+from resources.models import Allocation
+from tests.jobs.factories import JobFactory
+from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
+
+
+@pytest.fixture
+def specs(db):
+    a100 = AcceleratorModelFactory(name="A100")
+    for i in range(2):
+        NodeFactory(name=f"g{i}", board_count=8, accelerator_model=a100)
+    return {
+        boards: NodeSpecFactory(name=f"a100x{boards}", boards=Decimal(boards),
+                                accelerator_model=a100, cpu_millicores=1000, memory_mib=1024)
+        for boards in (4, 8)
+    }  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _no_quiet_from_another_test():
+    db._quiet = None
+    yield
+    db._quiet = None
+
+
+def queries_of_a_pass(**kwargs) -> tuple[db.PassResult, int]:
+    with CaptureQueriesContext(connection) as seen:
+        result = run_pass(**kwargs)
+    return result, len(seen)
+
+
+def settled():
+    """Passes until one changes nothing (at most three); the queries the last one made."""
+    for _ in range(3):
+        result, queries = queries_of_a_pass()
+        if not result.admitted and db._quiet is not None:
+            return queries
+    raise AssertionError("the passes never settled")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pass_after_one_that_changed_nothing_is_skipped_until_something_changes(
+    alice, vision, specs
+):
+    small = JobFactory(owner=alice, project=vision, name="small", nodes_asked=2,
+                       mode="pytorch", specs=[specs[4]])  # fmt: skip
+    big = JobFactory(owner=alice, project=vision, name="big", nodes_asked=2,
+                     mode="pytorch", specs=[specs[8]])  # fmt: skip
+    full = settled()
+    small.refresh_from_db()
+    assert small.phase == Phase.ADMITTED
+    big.refresh_from_db()
+    standing = (big.queue_position, big.latest_start, big.wait_reason, big.blockers)
+
+    # Nothing changed: the pass asks the change log once and plans nothing.
+    result, skipped = queries_of_a_pass()
+    assert result.ran and result.admitted == [] and result.queued == 1
+    assert skipped <= 4 < full
+    big.refresh_from_db()
+    assert (big.queue_position, big.latest_start, big.wait_reason, big.blockers) == standing
+
+    # A submission is a change: the next pass plans it, and admits it beside small.
+    late = JobFactory(owner=alice, project=vision, name="late", nodes_asked=1,
+                      mode="pytorch", specs=[specs[4]], duration_hours=1)  # fmt: skip
+    result, queries = queries_of_a_pass()
+    assert result.admitted == [late.pk] and queries > 4
+    assert Allocation.objects.live().filter(holder_id=late.pk).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_plan_falling_due_ends_the_skip(alice, vision, specs):
+    """A reservation's start, or a running job's end, changes the plan with no change in
+    the database: the first pass at or after it is a full one."""
+    first = JobFactory(owner=alice, project=vision, name="first", nodes_asked=2,
+                       mode="pytorch", specs=[specs[8]], duration_hours=1)  # fmt: skip
+    second = JobFactory(owner=alice, project=vision, name="second", nodes_asked=2,
+                        mode="pytorch", specs=[specs[8]])  # fmt: skip
+    settled()
+    quiet = db._quiet
+    second.refresh_from_db()
+    assert second.phase == Phase.QUEUED
+    assert quiet.due == second.latest_start.timestamp()  # first's end: second's start
+    before = timezone.now() + timedelta(minutes=30)
+    assert queries_of_a_pass(now=before)[1] <= 4
+    # At its end first is overdue (it is still running): planned to leave a minute later,
+    # and second's standing moves with it.
+    result, queries = queries_of_a_pass(now=second.latest_start + timedelta(seconds=1))
+    assert queries > 4 and result.admitted == []
+    second.refresh_from_db()
+    assert second.latest_start > timezone.now() + timedelta(minutes=59)
+    first.refresh_from_db()
+    assert first.phase == Phase.ADMITTED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_change_committed_while_the_pass_planned_is_not_missed(alice, vision, specs):
+    """The skip is decided from the snapshot the pass read, not from when it finished: a
+    job submitted between the pass's read and its end is planned by the next pass."""
+    queued = []
+
+    def submit_during_the_pass(original=db.passes.schedule):
+        def schedule(*args, **kwargs):
+            queued.append(JobFactory(owner=alice, project=vision, name="meanwhile",
+                                     nodes_asked=1, mode="pytorch", specs=[specs[4]]))  # fmt: skip
+            return original(*args, **kwargs)
+
+        return schedule
+
+    settled()  # nothing queued: the pass is quiet
+    db.passes.schedule, original = submit_during_the_pass(), db.passes.schedule
+    try:
+        db._quiet = None
+        result = run_pass()  # plans the empty queue, read before the submission
+    finally:
+        db.passes.schedule = original
+    assert result.admitted == [] and db._quiet is not None
+    assert run_pass().admitted == [queued[0].pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_moving_many_leaves_alone_a_job_someone_else_moved_first(alice, vision, specs):
+    jobs = [JobFactory(owner=alice, project=vision, name=f"j{i}", specs=[specs[4]])
+            for i in range(3)]  # fmt: skip
+    assert lifecycle.move(Job.objects.get(pk=jobs[1].pk), Phase.STOPPED, "Stopped.")
+    fields = {"nodes_granted": 1, "blockers": [], "queue_position": None}
+    moved = lifecycle.move_all(
+        [(job, f"Admitted {job.name}.", dict(fields, spec_id=specs[4].pk)) for job in jobs],
+        Phase.ADMITTED,
+    )
+    assert [job.pk for job in moved] == [jobs[0].pk, jobs[2].pk]
+    phases = dict(Job.objects.values_list("pk", "phase"))
+    assert [phases[job.pk] for job in jobs] == [Phase.ADMITTED, Phase.STOPPED, Phase.ADMITTED]
+    assert moved[0].phase == Phase.ADMITTED and moved[0].nodes_granted == 1
+    events = JobEvent.objects.filter(phase=Phase.ADMITTED).values_list("job_id", "message")
+    assert sorted(events) == [(jobs[0].pk, "Admitted j0."), (jobs[2].pk, "Admitted j2.")]
+    with pytest.raises(lifecycle.IllegalTransition):
+        lifecycle.move_all([(moved[0], "again", {})], Phase.ADMITTED)
