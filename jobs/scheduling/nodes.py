@@ -90,17 +90,15 @@ def _walk(profile, order, moved, demand, key, duration, need, horizon, budget, i
     heap: list[tuple[float, int, int, int]] = []
     counts: dict[int, int] = {}  # nodes not in it fit none for now
     version: dict[int, int] = {}
-    # The shapes' answers, looked up here rather than through Timeline's methods: a walk
+    # The shapes' windows, looked up here rather than through Timeline's methods: a walk
     # asks them for every node event, and most are known (see profile.Shapes).
-    runs, windows = profile.shapes.runs, profile.shapes.windows
+    windows = profile.shapes.windows
 
     def refresh(index: int, t: float, wait: bool = True) -> bool:
         """Whether a node waiting at a lower bound has room at ``t``; else wait longer."""
         if moved.get(index) == t:  # found exact at t by an earlier refresh of this walk
             return True
-        tl = timelines[index]
-        found = runs.get((tl.shape if tl.shape is not None else tl.shape_id(), key))
-        first = tl.first_room(demand, key) if found is None else found[0][0] if found[0] else inf
+        first = timelines[index].first_room(demand, key)
         moved[index] = first
         if first > t:
             if wait and first < inf:

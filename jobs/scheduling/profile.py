@@ -55,7 +55,8 @@ class Timeline:
     """One node's usage over time from the pass's ``now`` on."""
 
     __slots__ = (
-        "bounds", "cpu", "ends", "info", "items", "mask", "mem", "shape", "shapes", "times",
+        "bounds", "cpu", "ends", "info", "items", "mask", "mem", "room", "shape", "shapes",
+        "times",
     )  # fmt: skip
 
     def __init__(self, info: NodeInfo, origin: float, shapes: Shapes | None = None):
@@ -68,6 +69,11 @@ class Timeline:
         self.bounds: dict[float, int] = {}  # breakpoint -> items starting or ending there
         self.shapes = Shapes() if shapes is None else shapes
         self.shape: int | None = None  # id in shapes; None until asked after a change
+        # demand key -> (demand, run starts, run ends): this node's runs of room (see runs)
+        # for each demand asked about, kept up to date by add and remove. A booking changes
+        # a few segments; working the runs out again over the whole timeline each time
+        # would cost more the longer the queue (the pass would grow faster than its queue).
+        self.room: dict[tuple, tuple[Demand, list[float], list[float]]] = {}
 
     def shape_id(self) -> int:
         if self.shape is None:
@@ -99,6 +105,7 @@ class Timeline:
         bounds[item.start] = bounds.get(item.start, 0) + 1
         bounds[item.end] = bounds.get(item.end, 0) + 1
         self.shape = None
+        self._respan(item.start, item.end)
 
     def remove(self, key: object) -> Item:
         item = self.items.pop(key)
@@ -118,6 +125,7 @@ class Timeline:
                 del self.bounds[t]
                 if k:
                     del times[k], cpu[k], mem[k], mask[k]
+        self._respan(item.start, item.end)
         return item
 
     def view(self, t: float, duration: float) -> tuple[int, int, int]:
@@ -146,12 +154,32 @@ class Timeline:
         return starts[0] if starts else inf
 
     def _runs(self, demand: Demand, key: tuple) -> tuple[list[float], list[float]]:
-        # The same few specs are asked about again and again until the node changes.
+        kept = self.room.get(key)
+        if kept is not None:
+            return kept[1], kept[2]
+        # Asked first: nodes of one shape share the answer (a thousand idle nodes, one
+        # computation), and from then on this node keeps its own copy up to date.
         shape = self.shape if self.shape is not None else self.shape_id()
         runs = self.shapes.runs.get((shape, key))
         if runs is None:
             runs = self.shapes.runs[shape, key] = self.runs(demand)
-        return runs
+        starts, ends = list(runs[0]), list(runs[1])
+        self.room[key] = (demand, starts, ends)
+        return starts, ends
+
+    def _respan(self, lo: float, hi: float) -> None:
+        """Bring the kept runs up to date after room changed in [lo, hi) only.
+
+        The runs that overlap or touch [lo, hi) are worked out again from the first one's
+        start to the last one's end (or over [lo, hi) if none does); the others cannot
+        have changed, and the segments just outside that span are without room on both
+        sides, before and after, so the new runs there are maximal too."""
+        for demand, starts, ends in self.room.values():
+            first, last = bisect_left(ends, lo), bisect_right(starts, hi)
+            begin = min(lo, starts[first]) if first < last else lo
+            stop = max(hi, ends[last - 1]) if first < last else hi
+            new_starts, new_ends = self.runs(demand, begin, stop)
+            starts[first:last], ends[first:last] = new_starts, new_ends
 
     def window(
         self, demand: Demand, key: tuple, duration: float, t: float
@@ -176,9 +204,14 @@ class Timeline:
             memo[shape, key, duration, t] = answer
         return answer
 
-    def runs(self, demand: Demand) -> tuple[list[float], list[float]]:
-        """Maximal runs of segments with room for one replica: (starts, ends)."""
+    def runs(
+        self, demand: Demand, begin: float = -inf, stop: float = inf
+    ) -> tuple[list[float], list[float]]:
+        """Maximal runs of segments with room for one replica: (starts, ends); only those
+        within [begin, stop) when given (cut there)."""
         times, cpu, mem, mask, node = self.times, self.cpu, self.mem, self.mask, self.info
+        first = max(bisect_right(times, begin) - 1, 0)
+        last = len(times) if stop == inf else bisect_left(times, stop)
         starts: list[float] = []
         ends: list[float] = []
         # "Room for one" is fit() >= 1, written out per kind of demand: this loop runs over
@@ -191,7 +224,8 @@ class Timeline:
         all_slots, wants = node.all_slots, demand.wants_boards
         simple = whole or not wants or demand.slice_divisor == node.slices > 1
         open_at = None
-        for t, used_cpu, used_mem, used in zip(times, cpu, mem, mask, strict=True):
+        for i in range(first, last):
+            t, used_cpu, used_mem, used = times[i], cpu[i], mem[i], mask[i]
             if simple:
                 room = used_cpu <= cpu_cap and used_mem <= mem_cap
                 if room and wants:
@@ -200,14 +234,14 @@ class Timeline:
                 room = fit(demand, node, used_cpu, used_mem, used) > 0
             if room:
                 if open_at is None:
-                    open_at = t
+                    open_at = max(t, begin)
             elif open_at is not None:
                 starts.append(open_at)
                 ends.append(t)
                 open_at = None
         if open_at is not None:
             starts.append(open_at)
-            ends.append(inf)
+            ends.append(stop)
         return starts, ends
 
     def tail(self) -> float:

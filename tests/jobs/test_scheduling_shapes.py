@@ -98,6 +98,49 @@ def test_shared_answers_are_those_of_a_lone_timeline(slices, ops, asked):
             assert answer[0] == (n if alone.next_room(demand, key, duration, t) == t else 0)
 
 
+KINDS = [
+    Demand(1000, 1024, boards=1, model=MODEL),
+    Demand(4000, 1024, boards=2, model=MODEL),
+    Demand(1000, 1024, slice_divisor=2, model=MODEL),
+    Demand(8000, 1024),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([1, 2]), operations, st.lists(st.sampled_from(KINDS), min_size=1))
+def test_kept_runs_of_room_are_worked_out_afresh_after_every_change(slices, ops, asked):
+    """A node keeps its runs of room per demand across additions and removals (only the
+    span that changed is worked out again): after each change they are what the whole
+    timeline gives."""
+    infos = [node(i, 2, slices) for i in range(4)]
+    profile = Profile(infos, 0.0)
+    live: dict[int, dict[int, Item]] = {i: {} for i in range(4)}
+    for tl in profile.timelines:  # asked before any change: kept from the start
+        for demand in asked:
+            tl.first_room(demand, demand_key(demand))
+    for k, (index, start, length, slot, cpu) in enumerate(ops):
+        items = live[index]
+        if slot == 7:
+            if items:
+                profile.remove(index, min(items))
+                del items[min(items)]
+        else:
+            item = Item(float(start), float(start + length), cpu, 1024, 1 << (slot % 4), k)
+            if any(i.mask & item.mask and i.start < item.end and item.start < i.end
+                   for i in items.values()):  # fmt: skip
+                item = item._replace(mask=0)  # items overlapping in time never share a slot
+            profile.add(index, k, item)
+            items[k] = item
+        tl = profile.timelines[index]
+        for demand in asked:
+            kept = tl.room[demand_key(demand)]
+            assert (kept[1], kept[2]) == tl.runs(demand), (demand, tl.times)
+            starts, ends = kept[1], kept[2]
+            # Maximal: no two runs touch, and each is a real one.
+            assert all(e < s for e, s in zip(ends, starts[1:], strict=False))
+            assert all(s < e for s, e in zip(starts, ends, strict=True))
+
+
 @settings(max_examples=150, deadline=None)
 @given(operations, st.lists(st.tuples(st.integers(1, 20), st.integers(1, 6)), max_size=6))
 def test_cached_searches_between_bookings_match_fresh_ones(ops, searches):
