@@ -45,6 +45,26 @@ operations = st.lists(
     ),
     max_size=30,
 )
+
+
+def apply(profile: Profile, live: dict[int, dict[int, Item]], k: int, op) -> None:
+    """One of ``operations`` on the profile (``live``: each node's items, kept beside it).
+    A removal from a node holding nothing does nothing."""
+    index, start, length, slot, cpu = op
+    items = live[index]
+    if slot == 7:
+        if items:
+            profile.remove(index, min(items))
+            del items[min(items)]
+        return
+    item = Item(float(start), float(start + length), cpu, 1024, 1 << (slot % 4), k)
+    if any(i.mask & item.mask and i.start < item.end and item.start < i.end
+           for i in items.values()):  # fmt: skip
+        item = item._replace(mask=0)  # items overlapping in time never share a slot
+    profile.add(index, k, item)
+    items[k] = item
+
+
 questions = st.lists(
     st.tuples(
         st.integers(0, 3),
@@ -72,20 +92,10 @@ def test_shared_answers_are_those_of_a_lone_timeline(slices, ops, asked):
     infos = [node(i, 2, slices) for i in range(4)]
     profile = Profile(infos, 0.0)
     live: dict[int, dict[int, Item]] = {i: {} for i in range(4)}
-    for k, (index, start, length, slot, cpu) in enumerate(ops):
-        items = live[index]
-        if slot == 7:
-            if items:
-                profile.remove(index, min(items))
-                del items[min(items)]
+    for k, op in enumerate(ops):
+        apply(profile, live, k, op)
+        if op[3] == 7:  # asked after the next addition
             continue
-        item = Item(float(start), float(start + length), cpu, 1024, 1 << (slot % 4), k)
-        if any(
-            i.mask & item.mask and i.start < item.end and item.start < i.end for i in items.values()
-        ):
-            item = item._replace(mask=0)  # items overlapping in time never share a slot
-        profile.add(index, k, item)
-        items[k] = item
         for index, demand, duration, t in asked:
             alone = Timeline(infos[index], 0.0)  # a cache of its own
             for key, held in live[index].items():
@@ -118,19 +128,9 @@ def test_kept_runs_of_room_are_worked_out_afresh_after_every_change(slices, ops,
     for tl in profile.timelines:  # asked before any change: kept from the start
         for demand in asked:
             tl.first_room(demand, demand_key(demand))
-    for k, (index, start, length, slot, cpu) in enumerate(ops):
-        items = live[index]
-        if slot == 7:
-            if items:
-                profile.remove(index, min(items))
-                del items[min(items)]
-        else:
-            item = Item(float(start), float(start + length), cpu, 1024, 1 << (slot % 4), k)
-            if any(i.mask & item.mask and i.start < item.end and item.start < i.end
-                   for i in items.values()):  # fmt: skip
-                item = item._replace(mask=0)  # items overlapping in time never share a slot
-            profile.add(index, k, item)
-            items[k] = item
+    for k, op in enumerate(ops):
+        apply(profile, live, k, op)
+        index = op[0]
         tl = profile.timelines[index]
         for demand in asked:
             kept = tl.room[demand_key(demand)]
@@ -151,20 +151,8 @@ def test_cached_searches_between_bookings_match_fresh_ones(ops, searches):
     demand = Demand(1000, 1024, boards=1, model=MODEL)
     live: dict[int, dict[int, Item]] = {i: {} for i in range(4)}
     steps = iter(searches)
-    for k, (index, start, length, slot, cpu) in enumerate(ops):
-        items = live[index]
-        if slot == 7 and items:
-            profile.remove(index, min(items))
-            del items[min(items)]
-        elif slot != 7:
-            item = Item(float(start), float(start + length), cpu, 1024, 1 << (slot % 4), k)
-            if any(
-                i.mask & item.mask and i.start < item.end and item.start < i.end
-                for i in items.values()
-            ):
-                item = item._replace(mask=0)
-            profile.add(index, k, item)
-            items[k] = item
+    for k, op in enumerate(ops):
+        apply(profile, live, k, op)
         step = next(steps, None)
         if step is not None:
             duration, need = float(step[0]), step[1]
