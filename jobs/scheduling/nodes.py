@@ -14,7 +14,7 @@ import heapq
 from bisect import bisect_left, insort
 from math import inf
 
-from jobs.scheduling.profile import Profile, Timeline
+from jobs.scheduling.profile import NO_ANSWERS, Profile, Timeline
 from jobs.scheduling.search_result import Found, tail_fit
 from resources.placement.capacity import Demand
 
@@ -108,7 +108,8 @@ def _walk(profile, order, moved, demand, key, duration, need, horizon, budget, i
 
     def evaluate(tl: Timeline, t: float) -> tuple[int, float, float]:
         shape = tl.shape if tl.shape is not None else tl.shape_id()
-        return windows.get((shape, key, duration, t)) or tl.window(demand, key, duration, t)
+        answer = windows.get(shape, NO_ANSWERS).get((key, duration, t))
+        return answer or tl.window(demand, key, duration, t)
 
     state = (heap, counts, version, refresh, evaluate)
     pos = bisect_left(order, (profile.origin, 1))  # order[:pos]: the nodes with room now

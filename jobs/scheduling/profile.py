@@ -41,14 +41,44 @@ class Shapes:
     ending at the same moments), and a queue asks the same few demands and durations again
     and again, so a node changing only costs a lookup of its new shape: the searches'
     questions about it are mostly answered already. Ids are per profile and never reused.
+
+    A shape no timeline has any more is forgotten with its answers: a long queue passes
+    every node through hundreds of shapes, and keeping them all made a pass over 30,000
+    jobs hold gigabytes.
     """
 
-    __slots__ = ("ids", "runs", "windows")
+    __slots__ = ("ids", "keys", "next", "runs", "users", "windows")
 
     def __init__(self) -> None:
         self.ids: dict[tuple, int] = {}
-        self.runs: dict[tuple, tuple[list[float], list[float]]] = {}  # (shape, demand key)
-        self.windows: dict[tuple, tuple[int, float, float]] = {}  # see Timeline.window
+        self.keys: dict[int, tuple] = {}  # id -> its key in ids
+        self.users: dict[int, int] = {}  # id -> timelines of that shape now
+        self.next = 0
+        self.runs: dict[int, dict[tuple, tuple[list[float], list[float]]]] = {}  # by demand key
+        self.windows: dict[int, dict[tuple, tuple[int, float, float]]] = {}  # see window
+
+    def take(self, key: tuple) -> int:
+        """The id of the shape ``key``, held by one more timeline."""
+        shape = self.ids.get(key)
+        if shape is None:
+            shape = self.ids[key] = self.next
+            self.keys[shape], self.users[shape] = key, 0
+            self.next += 1
+        self.users[shape] += 1
+        return shape
+
+    def release(self, shape: int) -> None:
+        """A timeline left this shape; forgotten once none has it."""
+        left = self.users[shape] - 1
+        if left:
+            self.users[shape] = left
+            return
+        del self.users[shape], self.ids[self.keys.pop(shape)]
+        self.runs.pop(shape, None)
+        self.windows.pop(shape, None)
+
+
+NO_ANSWERS: dict = {}  # a shape nothing was asked of yet (never written to)
 
 
 class Timeline:
@@ -79,9 +109,13 @@ class Timeline:
         if self.shape is None:
             key = (self.info.kind, tuple(self.times), tuple(self.cpu), tuple(self.mem),
                    tuple(self.mask))  # fmt: skip
-            ids = self.shapes.ids
-            self.shape = ids.setdefault(key, len(ids))
+            self.shape = self.shapes.take(key)
         return self.shape
+
+    def _changed(self) -> None:
+        if self.shape is not None:
+            self.shapes.release(self.shape)
+            self.shape = None
 
     def _split(self, t: float) -> int:
         times = self.times
@@ -104,13 +138,13 @@ class Timeline:
         bounds = self.bounds
         bounds[item.start] = bounds.get(item.start, 0) + 1
         bounds[item.end] = bounds.get(item.end, 0) + 1
-        self.shape = None
+        self._changed()
         self._respan(item.start, item.end)
 
     def remove(self, key: object) -> Item:
         item = self.items.pop(key)
         self.ends[item.end].remove(item.owner)
-        self.shape = None
+        self._changed()
         times, cpu, mem, mask = self.times, self.cpu, self.mem, self.mask
         first, last = bisect_left(times, item.start), bisect_left(times, item.end)
         for k in range(first, last):
@@ -160,9 +194,10 @@ class Timeline:
         # Asked first: nodes of one shape share the answer (a thousand idle nodes, one
         # computation), and from then on this node keeps its own copy up to date.
         shape = self.shape if self.shape is not None else self.shape_id()
-        runs = self.shapes.runs.get((shape, key))
+        shared = self.shapes.runs.setdefault(shape, {})
+        runs = shared.get(key)
         if runs is None:
-            runs = self.shapes.runs[shape, key] = self.runs(demand)
+            runs = shared[key] = self.runs(demand)
         starts, ends = list(runs[0]), list(runs[1])
         self.room[key] = (demand, starts, ends)
         return starts, ends
@@ -190,8 +225,10 @@ class Timeline:
         holds until ``recheck``, the next start with room (inf: none). Shared by shape.
         """
         shape = self.shape if self.shape is not None else self.shape_id()
-        memo = self.shapes.windows
-        answer = memo.get((shape, key, duration, t))
+        memo = self.shapes.windows.get(shape)
+        if memo is None:
+            memo = self.shapes.windows[shape] = {}
+        answer = memo.get((key, duration, t))
         if answer is None:
             start = self.next_room(demand, key, duration, t)
             if start > t:  # no window from t lies in room: skip to the first that does
@@ -201,7 +238,7 @@ class Timeline:
                 if not n:
                     recheck = self.next_room(demand, key, duration, recheck)
                 answer = (n, recheck, shrinks)
-            memo[shape, key, duration, t] = answer
+            memo[key, duration, t] = answer
         return answer
 
     def runs(

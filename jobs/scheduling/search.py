@@ -25,7 +25,7 @@ from math import inf
 from jobs.scheduling import nodes as by_node
 from jobs.scheduling.groups import SOLO, Group
 from jobs.scheduling.node_fit import choose, fit, to_mask
-from jobs.scheduling.profile import Profile, Timeline, demand_key
+from jobs.scheduling.profile import NO_ANSWERS, Profile, Timeline, demand_key
 from jobs.scheduling.search_result import Found, tail_fit
 from resources.placement.capacity import Demand
 
@@ -237,7 +237,7 @@ def _recounter(profile, group, key, duration, heap, counts, version):
         added = weight = 0
         for shape in shapes:
             nodes = members[shape]
-            answer = windows.get((shape, key, duration, t))
+            answer = windows.get(shape, NO_ANSWERS).get((key, duration, t))
             if answer is None:
                 answer = timelines[nodes[0]].window(demand, key, duration, t)
             n, recheck, shrinks = answer

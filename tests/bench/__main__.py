@@ -19,6 +19,7 @@ from tests.bench import (
     kubernetes,
     load,
     queue,
+    scaling,
     scheduler,
     tools,
 )
@@ -32,6 +33,7 @@ BENCHMARKS = {
     "scheduler_core": scheduler.core_figures,
     "admission": scheduler.admission_with_writes,
     "prediction": scheduler.prediction_page,
+    "scaling": scaling.scaling,
     "execution": execution.execution,
     "k8s_job_calls": kubernetes.api_calls_per_job,
     "k8s_sync": kubernetes.sync_pass_1000,

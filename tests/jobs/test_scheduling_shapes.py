@@ -141,6 +141,25 @@ def test_kept_runs_of_room_are_worked_out_afresh_after_every_change(slices, ops,
             assert all(s < e for s, e in zip(starts, ends, strict=True))
 
 
+@settings(max_examples=200, deadline=None)
+@given(operations, st.lists(st.sampled_from(KINDS), min_size=1))
+def test_shapes_no_timeline_has_are_forgotten_with_their_answers(ops, asked):
+    """The shared answers are kept for the shapes timelines have now, not for every shape
+    a node passed through (a long queue passes each node through hundreds)."""
+    profile = Profile([node(i, 2, 1) for i in range(4)], 0.0)
+    live: dict[int, dict[int, Item]] = {i: {} for i in range(4)}
+    shapes = profile.shapes
+    for k, op in enumerate(ops):
+        apply(profile, live, k, op)
+        for tl in profile.timelines:
+            for demand in asked:
+                tl.window(demand, demand_key(demand), 5.0, float(k % 20))
+        held = [tl.shape for tl in profile.timelines if tl.shape is not None]
+        assert set(shapes.ids.values()) == set(shapes.users) == set(held)
+        assert sum(shapes.users.values()) == len(held)
+        assert set(shapes.windows) <= set(held) and set(shapes.runs) <= set(held)
+
+
 @settings(max_examples=150, deadline=None)
 @given(operations, st.lists(st.tuples(st.integers(1, 20), st.integers(1, 6)), max_size=6))
 def test_cached_searches_between_bookings_match_fresh_ones(ops, searches):

@@ -1,0 +1,92 @@
+"""How the admission pass grows with the queue: ``make bench BENCH_ARGS=scaling``.
+
+The pure core's pass over 1,000, 10,000 and 30,000 queued gang jobs on 1,000 nodes (the data
+mix of the database benchmarks: one model, 8 boards a node, specs of 1-8 boards, 1-16 nodes
+a job), each size in a process of its own so that its peak memory is its own: the first
+pass, the next one given the first one's reservations (what the worker does every few
+seconds once something changed), the peak resident memory, and a draft's prediction from
+the plan. Each line names its target. The database's part of a pass (its writes, the skip
+of a pass when nothing changed) is in ``make bench BENCH_ARGS="admission prediction"``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+SIZES = (1_000, 10_000, 30_000)
+NODES = 1_000
+# The issue's targets for a pass, in seconds: (first, next) per queue size.
+TARGETS = {1_000: (0.1, 0.1), 10_000: (1.0, 0.3), 30_000: (3.0, 1.0)}
+
+
+def measure(size: int) -> dict:
+    """One size, in this process (the subprocess's side)."""
+    from jobs.scheduling import passes
+    from jobs.scheduling.predict import predict
+    from tests.bench.scheduler_core import uniform
+
+    now = 1_000_000.0
+    nodes, queued = uniform(NODES, size, random.Random(5), now)
+    started = time.perf_counter()
+    first = passes.schedule(nodes, [], queued, now)
+    first_s = time.perf_counter() - started
+    started = time.perf_counter()
+    passes.schedule(nodes, [], queued, now, first.reservations)
+    next_s = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rng, times = random.Random(9), []
+    for _ in range(30):
+        draft = replace(uniform(NODES, 1, rng, now)[1][0], id=0, submitted_at=now)
+        started = time.perf_counter()
+        predict(nodes, [], queued, draft, now, schedule=first)
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return {
+        "first": first_s,
+        "next": next_s,
+        "admitted": len(first.admissions),
+        "peak_mb": peak_mb,
+        "predict_p50": statistics.median(times),
+        "predict_p95": times[int(len(times) * 0.95) - 1],
+    }
+
+
+def scaling() -> list[tuple[str, str]]:
+    figures = []
+    for size in SIZES:
+        out = subprocess.run(
+            [sys.executable, "-m", "tests.bench.scaling", str(size)],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
+        m = json.loads(out.stdout.strip().splitlines()[-1])
+        first, then = TARGETS[size]
+        figures += [
+            (
+                f"scaling: pass over {size:,} queued on {NODES:,} nodes, first / next",
+                f"{m['first']:.2f} s / {m['next']:.2f} s ({m['admitted']} admitted; "
+                f"target ≤ {first:g} s / ≤ {then:g} s)",
+            ),
+            (f"scaling:   peak memory, {size:,} queued", f"{m['peak_mb']:.0f} MB (≤ 500 MB)"),
+            (
+                f"scaling:   a draft's prediction from the plan, {size:,} queued",
+                f"p50 {m['predict_p50']:.1f} ms, p95 {m['predict_p95']:.1f} ms (p95 ≤ 25 ms)",
+            ),
+        ]
+    return figures
+
+
+if __name__ == "__main__":
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+    django.setup()
+    print(json.dumps(measure(int(sys.argv[1]))))
