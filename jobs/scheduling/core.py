@@ -88,6 +88,7 @@ class Schedule:
         self.reservations: dict[int, Reservation] = {}
         self.admissions: list[Admission] = []
         self._capable: dict[tuple, tuple[list[int], int]] = {}
+        self._capable_sets: dict[tuple, frozenset[int]] = {}
         self._allowed: dict[tuple, list[NodeInfo] | NoAllowedNode] = {}  # per rule_key
         self.reasons_cache: dict[tuple, int | Shortfall] = {}  # see rules.wait_reason
         self.keys: list[tuple] = []  # queue_key of each job, in order
@@ -155,7 +156,7 @@ class Schedule:
             alternative.min_nodes <= len(held.placements) <= alternative.nodes
         ):
             return False
-        demand, capable = alternative.demand, set(self.capable(job, alternative)[0])
+        demand, capable = alternative.demand, self.capable_set(job, alternative)
         start = max(held.start, self.now)  # a pass that came late cannot start it earlier
         replicas = []
         for placement in held.placements:
@@ -369,3 +370,12 @@ class Schedule:
                 sum(count for _, count in pairs),
             )
         return self._capable[key]
+
+    def capable_set(self, job: QueuedJob, alternative: Alternative) -> frozenset[int]:
+        """:meth:`capable`'s nodes as a set (a re-booked reservation's nodes are checked
+        against it, once per job of a long queue)."""
+        key = (rule_key(job), alternative.demand)
+        found = self._capable_sets.get(key)
+        if found is None:
+            found = self._capable_sets[key] = frozenset(self.capable(job, alternative)[0])
+        return found
