@@ -125,6 +125,24 @@ def test_a_pass_that_changes_nothing_keeps_the_plan(alice, vision, inventory):
     assert prediction.current_plan().schedule is not plan.schedule
 
 
+def test_a_node_heartbeat_is_no_change_of_the_queue(alice, vision, inventory):
+    """The inventory sync writes every node's heartbeat every half minute: that keeps the
+    plan (migration 0015); anything else a node changes is a change."""
+    from django.utils import timezone
+
+    JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
+    plan, logged = prediction.current_plan(), _changes_logged()
+    Node.objects.update(last_heartbeat=timezone.now())
+    node = Node.objects.get(name="gpu-node")
+    node.last_heartbeat = timezone.now()
+    node.save(update_fields=["last_heartbeat"])
+    assert _changes_logged() == logged
+    assert prediction.current_plan().schedule is plan.schedule
+    Node.objects.filter(pk=node.pk).update(last_heartbeat=timezone.now(), cordoned=True)
+    assert _changes_logged() == logged + 1
+    assert prediction.current_plan().schedule is not plan.schedule
+
+
 # --- two web processes, a changing queue, and what admission then does -------------------
 
 
