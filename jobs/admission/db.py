@@ -13,8 +13,6 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from itertools import chain
-from math import inf
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -26,6 +24,7 @@ from console.words import counted, said
 from jobs import lifecycle
 from jobs.admission.state import (
     State,
+    coming,
     epoch,
     load_consistent,
     moment,
@@ -112,12 +111,6 @@ def _still_quiet(now: float) -> Quiet | None:
     return quiet
 
 
-def _next_due(state: State, reservations: dict[int, Reservation]) -> float:
-    starts = (r.start for r in reservations.values() if r.start is not None)
-    ends = (job.ends_at for job in state.running)
-    return min(chain(starts, ends), default=inf)
-
-
 def run_pass(now: datetime | None = None) -> PassResult:
     """One admission pass; a no-op (``ran=False``) while another pass holds the lock."""
     global _quiet
@@ -141,7 +134,9 @@ def run_pass(now: datetime | None = None) -> PassResult:
         admitted = _admit_all(result.admissions, state, spec_names)
         changed = _record(result.reservations, state, admitted)
         if not admitted and not changed:
-            due = _next_due(state, result.reservations)
+            due, overdue = coming(state, result.reservations)
+            # An overdue job leaves a minute after each pass's moment: never quiet.
+            due = state.now if overdue else due
             _quiet = Quiet(snapshot, last, state.now, due, len(state.queue),
                            time.monotonic() + QUIET_SECONDS)  # fmt: skip
         return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted))

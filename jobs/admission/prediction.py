@@ -20,7 +20,14 @@ from django.utils.translation import ngettext
 
 from console import limits
 from jobs.admission.queued import queued_job
-from jobs.admission.state import epoch, load_consistent, moment, sched_nodes, unchanged_since
+from jobs.admission.state import (
+    coming,
+    epoch,
+    load_consistent,
+    moment,
+    sched_nodes,
+    unchanged_since,
+)
 from jobs.admission.words import Names, say, why_never
 from jobs.models import Job, Priority
 from jobs.scheduling import core, forecast, never_fits, passes
@@ -32,9 +39,12 @@ from resources.placement.availability import demand_of, project_pools
 from resources.placement.words import elsewhere_text
 
 DRAFT_ID = -1
-# A plan older than this is made again even if nothing changed: time moves running jobs
-# towards their ends (and past them, overdue).
-MAX_AGE_SECONDS = 30.0
+# A plan is kept while nothing changes until its next start or end comes (state.coming),
+# but not longer than this: the change log it is checked against keeps 10 minutes.
+MAX_AGE_SECONDS = 300.0
+# While a running job is past its end (being stopped), the plan has it leave a minute after
+# the plan's moment: made again this often then.
+OVERDUE_AGE_SECONDS = 30.0
 # Up to this many queued jobs the plan is admission's own pass (a few hundred ms at most,
 # measured with tests.bench.scheduler_core); beyond, the last pass's plan replayed.
 EXACT_QUEUE = 300
@@ -54,6 +64,7 @@ class Plan:
     built: float  # time.monotonic()
     checked_at: datetime  # when it was last found to still hold
     exact: bool = True  # admission's own pass; else the last pass's plan replayed
+    due: float = 0.0  # epoch seconds: when the plan changes by itself (a start or an end)
 
 
 _cached: Plan | None = None
@@ -61,7 +72,7 @@ _cached: Plan | None = None
 
 def _still_holds(plan: Plan) -> bool:
     """Nothing admission plans from changed since ``plan``'s snapshot (one query)."""
-    if time.monotonic() - plan.built > MAX_AGE_SECONDS:
+    if time.monotonic() - plan.built > MAX_AGE_SECONDS or epoch(timezone.now()) >= plan.due:
         return False
     return unchanged_since(plan.snapshot, plan.last_change)
 
@@ -89,7 +100,10 @@ def current_plan() -> Plan:
         exact = len(state.queue) <= EXACT_QUEUE
         make = passes.schedule if exact else passes.replay
         schedule = make(state.nodes, state.running, state.queue, state.now, state.committed)
-        plan = Plan(schedule, snapshot, last, time.monotonic(), timezone.now(), exact)
+        due, overdue = coming(state, schedule.reservations)
+        if overdue:
+            due = min(due, state.now + OVERDUE_AGE_SECONDS)
+        plan = Plan(schedule, snapshot, last, time.monotonic(), timezone.now(), exact, due)
         with _lock:
             _cached = plan
         return plan

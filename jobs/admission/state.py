@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from math import inf
 
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
@@ -246,3 +248,14 @@ def unchanged_since(snapshot: str, last_change: int) -> bool:
             [last_change, snapshot],
         )
         return cursor.fetchone()[0]
+
+
+def coming(state: State, reservations: Mapping[int, Reservation]) -> tuple[float, bool]:
+    """When a plan of ``state`` changes by itself: its next reservation start or running
+    job's end after ``state.now`` (inf: none), and whether a running job is past its end
+    (being stopped, it is planned to leave a minute after whatever moment the plan is of).
+    Until then, a plan of an unchanged state stays the plan a pass would make."""
+    now = state.now
+    later = [r.start for r in reservations.values() if r.start is not None and r.start > now]
+    later += [job.ends_at for job in state.running if job.ends_at > now]
+    return min(later, default=inf), any(job.ends_at <= now for job in state.running)

@@ -125,6 +125,36 @@ def test_a_pass_that_changes_nothing_keeps_the_plan(alice, vision, inventory):
     assert prediction.current_plan().schedule is not plan.schedule
 
 
+def test_the_plan_is_kept_until_a_start_or_an_end_comes(alice, vision, inventory, monkeypatch):
+    """Time alone changes a plan only when a reservation starts or a running job ends: the
+    plan is kept until then, however long (up to the change log's minutes), and made again
+    from then on."""
+    from datetime import timedelta
+    from decimal import Decimal
+    from types import SimpleNamespace
+
+    from django.utils import timezone
+
+    from tests.resources.factories import NodeSpecFactory
+
+    whole = NodeSpecFactory(name="a100x8", boards=Decimal(8), accelerator_model=inventory["a100"])
+    first = JobFactory(owner=alice, project=vision, specs=[whole], duration_hours=1,
+                       pool=inventory["pool"])  # fmt: skip
+    JobFactory(owner=alice, project=vision, specs=[whole], pool=inventory["pool"])
+    assert run_pass().admitted == [first.pk]  # the second waits for the first's end
+    start = timezone.now()
+    later = {"seconds": 0.0}
+    monkeypatch.setattr(prediction, "MAX_AGE_SECONDS", 10 * 3600.0)  # only the end counts
+    monkeypatch.setattr(timezone, "now", lambda: start + timedelta(seconds=later["seconds"]))
+    monkeypatch.setattr(prediction, "time", SimpleNamespace(monotonic=lambda: later["seconds"]))
+    prediction.forget_schedule()
+    plan = prediction.current_plan()
+    later["seconds"] = 240.0  # four minutes on, nothing started or ended
+    assert prediction.current_plan().schedule is plan.schedule
+    later["seconds"] = 3600.0 + 60  # the first's end has come: the second may start
+    assert prediction.current_plan().schedule is not plan.schedule
+
+
 def test_a_node_heartbeat_is_no_change_of_the_queue(alice, vision, inventory):
     """The inventory sync writes every node's heartbeat every half minute: that keeps the
     plan (migration 0015); anything else a node changes is a change."""
