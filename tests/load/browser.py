@@ -134,7 +134,9 @@ class User:
                 time.sleep(int(page.headers["Retry-After"]))
                 continue
             if page is None or page.status_code != 200:
-                raise RuntimeError(f"/jobs/new/ answered {page and page.status_code}")
+                # No answer: the sample says why (a timeout, a reset connection...).
+                said = page.status_code if page is not None else self.samples[-1].status
+                raise RuntimeError(f"/jobs/new/ answered {said}")
             reply = self.request(
                 "submit", "POST", "/jobs/new/",
                 data=job_form_data(page.text, name, command),

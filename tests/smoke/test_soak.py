@@ -98,6 +98,9 @@ def test_a_minute_of_load_while_jobs_come_and_go(tmp_path):
         f"left running after Ctrl-C: {console.left_running}"
         f"; started in {console.start_seconds:.0f} s, stopped in {console.stop_seconds:.0f} s"
     )
+    # Shown with a failure only (pytest keeps a passing test's output to itself): what the
+    # console said while a request went unanswered (a web worker restarted, a timeout...).
+    print(f"--- the console's last output ---\n{output[-6000:]}")
 
     assert not result.server_errors(), result.server_errors()[:10]
     assert not result.failures(), result.failures()[:10]
