@@ -9,6 +9,7 @@ included.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time
@@ -32,37 +33,46 @@ def insert(model: type[models.Model], rows: Iterable[Mapping[str, object]]) -> i
             defaults[f.attname] = now
         else:  # as a model instance would have it ("" for a text field without default)
             defaults[f.attname] = f.get_default()
-    records = [defaults | dict(row) for row in rows]
+    records = [_by_column(model, defaults | dict(row)) for row in rows]
     if not records:
         return 0
-    unknown = set(records[0]) - set(defaults)
-    if unknown:
-        raise ValueError(f"{model.__name__} has no field {', '.join(sorted(unknown))}")
     table = connection.ops.quote_name(model._meta.db_table)
-    named = [f for f in fields if f.attname != f.column]
-    if named:  # a record's keys are column names
-        records = [{**r, **{f.column: r.pop(f.attname) for f in named}} for r in records]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     return _run(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {_ROWS.format(table)}",
                 records)  # fmt: skip
 
 
 def update(model: type[models.Model], values: Mapping[object, Mapping[str, object]]) -> int:
-    """Set, for each primary key of ``values``, its fields to the values given (by column
-    name; every row the same fields), in one UPDATE. Returns how many rows it changed."""
+    """Set, for each primary key of ``values``, its fields to the values given (by attribute
+    name, as :func:`insert`; every row the same fields), in one UPDATE. Returns how many
+    rows it changed."""
     if not values:
         return 0
     meta = model._meta
     names = list(next(iter(values.values())))
-    pk = meta.pk.column
-    records = [{pk: key, **row} for key, row in values.items()]
     if any(list(row) != names for row in values.values()):
         raise ValueError("every row must set the same fields")
+    pk = meta.pk.column
+    records = [{pk: key, **_by_column(model, row)} for key, row in values.items()]
     quote = connection.ops.quote_name
     table, key = quote(meta.db_table), quote(pk)
-    sets = ", ".join(f"{quote(n)} = r.{quote(n)}" for n in names)
+    sets = ", ".join(f"{quote(n)} = r.{quote(n)}" for n in records[0] if n != pk)
     return _run(f"UPDATE {table} SET {sets} FROM {_ROWS.format(table)} AS r"
                 f" WHERE {table}.{key} = r.{key}", records)  # fmt: skip
+
+
+def _by_column(model: type[models.Model], row: Mapping[str, object]) -> dict[str, object]:
+    """A row's values by column name, from its fields' attribute names."""
+    columns = _columns(model)
+    unknown = set(row) - set(columns)
+    if unknown:
+        raise ValueError(f"{model.__name__} has no field {', '.join(sorted(unknown))}")
+    return {columns[name]: value for name, value in row.items()}
+
+
+@functools.cache
+def _columns(model: type[models.Model]) -> dict[str, str]:
+    return {f.attname: f.column for f in model._meta.concrete_fields}
 
 
 # The records, given as one JSON array, as rows of the table's own type.

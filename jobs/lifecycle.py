@@ -89,7 +89,7 @@ def move_all(moves: Iterable[tuple[Job, str, dict]], to: str) -> list[Job]:
             still.update(locked.values_list("pk", flat=True))
         moved = [(job, message, _values(to, fields, now)) for job, message, fields in moves
                  if job.pk in still]  # fmt: skip
-        rows.update(Job, {job.pk: _columns(values) for job, _, values in moved})
+        rows.update(Job, {job.pk: values for job, _, values in moved})
         rows.insert(JobEvent, (_event(job, now, JobEvent.Kind.INFO, to, message, "", None)
                                for job, message, _ in moved))  # fmt: skip
     for job, _, values in moved:
@@ -101,11 +101,6 @@ def move_all(moves: Iterable[tuple[Job, str, dict]], to: str) -> list[Job]:
 def _check(job: Job, to: str) -> None:
     if to not in ALLOWED.get(job.phase, set()):
         raise IllegalTransition(f"{job.phase} -> {to}")
-
-
-def _columns(values: dict) -> dict:
-    """A move's values by column name (``spec_id`` for ``spec``)."""
-    return {Job._meta.get_field(name).column: value for name, value in values.items()}
 
 
 def _values(to: str, fields: dict, now) -> dict:

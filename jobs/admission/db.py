@@ -23,13 +23,13 @@ from console.celery import send
 from console.words import counted, said
 from jobs import lifecycle
 from jobs.admission.state import (
+    Seen,
     State,
-    coming,
     epoch,
     load_consistent,
     moment,
     reservation_to_json,
-    unchanged_since,
+    seen,
 )
 from jobs.admission.words import Names, say, to_json
 from jobs.models import Job, Phase
@@ -80,14 +80,10 @@ def ask_for_pass() -> None:
 @dataclass(frozen=True)
 class Quiet:
     """What a pass that changed nothing saw. Given the same state, a pass plans the same:
-    until something changes (the queue's change log says) or the plan falls due by itself
-    (a reservation starts, a running job reaches its end), the next pass would change
-    nothing either, and is skipped."""
+    while its plan still holds (:class:`~jobs.admission.state.Seen`), the next pass would
+    change nothing either, and is skipped."""
 
-    snapshot: str
-    last_change: int
-    now: float
-    due: float  # the plan's next start or end
+    seen: Seen
     queued: int
     until: float  # time.monotonic(): a full pass comes by then all the same
 
@@ -101,12 +97,7 @@ _quiet: Quiet | None = None  # per process: another process's passes are not kno
 
 def _still_quiet(now: float) -> Quiet | None:
     quiet = _quiet
-    if (
-        quiet is None
-        or time.monotonic() > quiet.until
-        or not quiet.now <= now < quiet.due
-        or not unchanged_since(quiet.snapshot, quiet.last_change)
-    ):
+    if quiet is None or time.monotonic() > quiet.until or not quiet.seen.holds(now):
         return None
     return quiet
 
@@ -134,11 +125,9 @@ def run_pass(now: datetime | None = None) -> PassResult:
         admitted = _admit_all(result.admissions, state, spec_names)
         changed = _record(result.reservations, state, admitted)
         if not admitted and not changed:
-            due, overdue = coming(state, result.reservations)
-            # An overdue job leaves a minute after each pass's moment: never quiet.
-            due = state.now if overdue else due
-            _quiet = Quiet(snapshot, last, state.now, due, len(state.queue),
-                           time.monotonic() + QUIET_SECONDS)  # fmt: skip
+            # An overdue job leaves a minute after each pass's moment: never quiet then.
+            plan = seen(state, snapshot, last, result.reservations, overdue_for=0.0)
+            _quiet = Quiet(plan, len(state.queue), time.monotonic() + QUIET_SECONDS)
         return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted))
     finally:
         translation.activate(language) if language else translation.deactivate()

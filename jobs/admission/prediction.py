@@ -20,14 +20,7 @@ from django.utils.translation import ngettext
 
 from console import limits
 from jobs.admission.queued import queued_job
-from jobs.admission.state import (
-    coming,
-    epoch,
-    load_consistent,
-    moment,
-    sched_nodes,
-    unchanged_since,
-)
+from jobs.admission.state import Seen, epoch, load_consistent, moment, sched_nodes, seen
 from jobs.admission.words import Names, say, why_never
 from jobs.models import Job, Priority
 from jobs.scheduling import core, forecast, never_fits, passes
@@ -39,7 +32,7 @@ from resources.placement.availability import demand_of, project_pools
 from resources.placement.words import elsewhere_text
 
 DRAFT_ID = -1
-# A plan is kept while nothing changes until its next start or end comes (state.coming),
+# A plan is kept while nothing changes until its next start or end comes (state.Seen),
 # but not longer than this: the change log it is checked against keeps 10 minutes.
 MAX_AGE_SECONDS = 300.0
 # While a running job is past its end (being stopped), the plan has it leave a minute after
@@ -59,12 +52,10 @@ class Plan:
     """Admission's plan of the queue, and the database snapshot it was made from."""
 
     schedule: core.Schedule
-    snapshot: str  # pg_snapshot the state was read under
-    last_change: int  # the newest jobs_queue_change row that snapshot saw
+    seen: Seen  # the state it was made of, and how long it holds
     built: float  # time.monotonic()
     checked_at: datetime  # when it was last found to still hold
     exact: bool = True  # admission's own pass; else the last pass's plan replayed
-    due: float = 0.0  # epoch seconds: when the plan changes by itself (a start or an end)
 
 
 _cached: Plan | None = None
@@ -72,9 +63,9 @@ _cached: Plan | None = None
 
 def _still_holds(plan: Plan) -> bool:
     """Nothing admission plans from changed since ``plan``'s snapshot (one query)."""
-    if time.monotonic() - plan.built > MAX_AGE_SECONDS or epoch(timezone.now()) >= plan.due:
+    if time.monotonic() - plan.built > MAX_AGE_SECONDS:
         return False
-    return unchanged_since(plan.snapshot, plan.last_change)
+    return plan.seen.holds(epoch(timezone.now()))
 
 
 def current_plan() -> Plan:
@@ -100,10 +91,8 @@ def current_plan() -> Plan:
         exact = len(state.queue) <= EXACT_QUEUE
         make = passes.schedule if exact else passes.replay
         schedule = make(state.nodes, state.running, state.queue, state.now, state.committed)
-        due, overdue = coming(state, schedule.reservations)
-        if overdue:
-            due = min(due, state.now + OVERDUE_AGE_SECONDS)
-        plan = Plan(schedule, snapshot, last, time.monotonic(), timezone.now(), exact, due)
+        made_of = seen(state, snapshot, last, schedule.reservations, OVERDUE_AGE_SECONDS)
+        plan = Plan(schedule, made_of, time.monotonic(), timezone.now(), exact)
         with _lock:
             _cached = plan
         return plan

@@ -3,7 +3,8 @@ queue, as the pure core's plain data (jobs.scheduling.data), and the stored rese
 the next pass is held to.
 
 A pass and the form's prediction read it under one snapshot (:func:`load_consistent`) and
-later ask whether anything they planned from has changed since (:func:`unchanged_since`).
+keep what their plan rests on (:class:`Seen`): it holds until something they read changed
+(:func:`unchanged_since`) or a start or an end of the plan comes.
 """
 
 from __future__ import annotations
@@ -250,12 +251,37 @@ def unchanged_since(snapshot: str, last_change: int) -> bool:
         return cursor.fetchone()[0]
 
 
-def coming(state: State, reservations: Mapping[int, Reservation]) -> tuple[float, bool]:
-    """When a plan of ``state`` changes by itself: its next reservation start or running
-    job's end after ``state.now`` (inf: none), and whether a running job is past its end
-    (being stopped, it is planned to leave a minute after whatever moment the plan is of).
-    Until then, a plan of an unchanged state stays the plan a pass would make."""
+@dataclass(frozen=True)
+class Seen:
+    """The state a plan was made of: the snapshot it was read under, the newest change it
+    saw, its moment, and when the plan changes by itself (a reservation starts, a running
+    job reaches its end). Until then, and while nothing it was read from changed, the
+    plan is still the one a pass would make: time alone changes nothing else."""
+
+    snapshot: str
+    last_change: int
+    now: float
+    due: float
+
+    def holds(self, now: float) -> bool:
+        """Whether a plan of this state is still the plan at ``now`` (one query)."""
+        return self.now <= now < self.due and unchanged_since(self.snapshot, self.last_change)
+
+
+def seen(
+    state: State,
+    snapshot: str,
+    last_change: int,
+    reservations: Mapping[int, Reservation],
+    overdue_for: float,
+) -> Seen:
+    """What a plan of ``state`` (its ``reservations``) rests on. ``overdue_for``: how long
+    it holds while a running job is past its end; such a job, being stopped, is planned to
+    leave a minute after the plan's moment, whatever that moment is."""
     now = state.now
     later = [r.start for r in reservations.values() if r.start is not None and r.start > now]
     later += [job.ends_at for job in state.running if job.ends_at > now]
-    return min(later, default=inf), any(job.ends_at <= now for job in state.running)
+    due = min(later, default=inf)
+    if any(job.ends_at <= now for job in state.running):
+        due = min(due, now + overdue_for)
+    return Seen(snapshot, last_change, now, due)

@@ -93,7 +93,7 @@ def test_the_plan_falling_due_ends_the_skip(alice, vision, specs):
     quiet = db._quiet
     second.refresh_from_db()
     assert second.phase == Phase.QUEUED
-    assert quiet.due == second.latest_start.timestamp()  # first's end: second's start
+    assert quiet.seen.due == second.latest_start.timestamp()  # first's end: second's start
     before = timezone.now() + timedelta(minutes=30)
     assert queries_of_a_pass(now=before)[1] <= 4
     # At its end first is overdue (it is still running): planned to leave a minute later,
