@@ -385,6 +385,9 @@ JOB_UID_BASE = config.env_int("JOB_UID_BASE", 200000, low=1000, high=2**31 - 2**
 JOB_GID_BASE = config.env_int("JOB_GID_BASE", 300000, low=1000, high=2**31 - 2**22)
 # How often running jobs' CPU, memory and accelerator use is sampled for the charts.
 USAGE_SECONDS = config.env_int("USAGE_SECONDS", 10, low=1)
+# How often an open job form asks for its prediction again when nothing on it changed: the
+# queue moves under it (others submit, jobs end).
+PREDICTION_REFRESH_SECONDS = config.env_int("PREDICTION_REFRESH_SECONDS", 15, low=1)
 # The console's copy of cluster jobs' logs (read by the web, written by the worker).
 CLUSTER_LOGS_DIR = Path(config.env_str("CLUSTER_LOGS_DIR") or VAR_DIR / "cluster-logs").resolve()
 # Node labels the Kubernetes backend reads (and the pool label the console honours).

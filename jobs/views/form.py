@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.forms.utils import ErrorDict
@@ -68,6 +69,7 @@ def _render(
             # The availability panel stays open across the form's refreshes and submits.
             "availability_open": form.data.get("availability") == "1",
             "availability_rows": form.data.get("availability_rows", ""),
+            "prediction_refresh": settings.PREDICTION_REFRESH_SECONDS,
         },
         fragment=fragment,
         status=status,

@@ -1,6 +1,7 @@
 """The job form: every rule of SPEC J gives a field-level error and loses nothing typed."""
 
 import json
+import re
 
 import pytest
 
@@ -48,6 +49,16 @@ def test_form_renders_for_a_member(as_alice, inventory, catalog):
         assert name in body
     assert "notebook" not in body  # not a training image
     assert 'value="2"' not in body.split('name="priority"')[1].split("</select>")[0]
+
+
+def test_the_prediction_is_asked_again_at_the_set_period(as_alice, inventory, settings):
+    def trigger() -> str:
+        body = as_alice.get("/jobs/new/").content.decode()
+        return re.search(r'data-testid="prediction"[^>]*hx-trigger="([^"]*)"', body)[1]
+
+    assert trigger().endswith("every 15s")
+    settings.PREDICTION_REFRESH_SECONDS = 4
+    assert trigger().endswith("every 4s")
 
 
 @pytest.mark.parametrize(
