@@ -102,6 +102,7 @@ def _still_quiet(now: float) -> Quiet | None:
     return quiet
 
 
+@passes.without_gc  # thousands of rows read and written: see passes.without_gc
 def run_pass(now: datetime | None = None) -> PassResult:
     """One admission pass; a no-op (``ran=False``) while another pass holds the lock."""
     global _quiet

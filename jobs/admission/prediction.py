@@ -68,6 +68,7 @@ def _still_holds(plan: Plan) -> bool:
     return plan.seen.holds(epoch(timezone.now()))
 
 
+@passes.without_gc  # a rebuild makes hundreds of thousands of objects: passes.without_gc
 def current_plan() -> Plan:
     """Admission's plan of the queue as it is now (SPEC Q5): the same function admission
     runs, on the same state, checked against the database on every call.

@@ -68,6 +68,7 @@ def predict(
     return forecast(schedule, draft, other_specs)
 
 
+@passes.without_gc  # a position's profile is built on first use: see passes.without_gc
 def forecast(
     schedule: core.Schedule, draft: QueuedJob, other_specs: Sequence[Alternative] = ()
 ) -> Prediction:

@@ -1,0 +1,42 @@
+"""The cyclic collector is paused while a plan is made from the database (passes.without_gc):
+reading ten thousand queued jobs into objects set it off again and again, each time walking
+the whole heap of a web or worker process, and made the first prediction after a queue change
+take half as long again (make bench BENCH_ARGS=prediction)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from jobs.admission import db, prediction
+from tests.jobs.factories import JobFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def collector_seen(monkeypatch):
+    """Whether the collector was on when each plan read the database, by module."""
+    seen: list[bool] = []
+    for module in (db, prediction):
+        read = module.load_consistent
+
+        def watching(*args, _read=read, **kwargs):
+            seen.append(gc.isenabled())
+            return _read(*args, **kwargs)
+
+        monkeypatch.setattr(module, "load_consistent", watching)
+    return seen
+
+
+def test_the_forms_plan_and_the_pass_read_with_the_collector_paused(
+    collector_seen, alice, vision, inventory
+):
+    JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
+    assert gc.isenabled()
+    prediction.forget_schedule()
+    prediction.current_plan()
+    db.run_pass()
+    assert collector_seen == [False, False]
+    assert gc.isenabled()  # and on again after
