@@ -93,6 +93,7 @@ class Schedule:
         self.reasons_cache: dict[tuple, int | Shortfall] = {}  # see rules.wait_reason
         self.keys: list[tuple] = []  # queue_key of each job, in order
         self.ahead_cache: dict[int, Profile] = {}  # see predict.ahead
+        self.fit_now_cache: dict[tuple, int] = {}  # see predict._fit_now
 
     # -- the pass ---------------------------------------------------------------------------
 

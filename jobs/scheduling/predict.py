@@ -27,9 +27,9 @@ from jobs.scheduling.data import (
     SchedNode,
     Suggestion,
 )
-from jobs.scheduling.profile import Profile, Timeline
+from jobs.scheduling.profile import Profile
 from jobs.scheduling.reasons import NeverFits
-from jobs.scheduling.rules import never_reason, wait_reason
+from jobs.scheduling.rules import never_reason, rule_key, wait_reason
 from resources.placement import answer as placement
 
 
@@ -92,7 +92,7 @@ def forecast(
         latest_start=booking.start,
         reason=wait_reason(schedule, draft, booking.alternative),
         blockers=booking.blockers,
-        suggestions=_suggest(schedule, draft, profile.timelines, other_specs),
+        suggestions=_suggest(schedule, draft, profile, other_specs),
     )
 
 
@@ -134,16 +134,24 @@ def ahead(schedule: core.Schedule, position: int) -> Profile:
 
 
 def _fit_now(
-    schedule: core.Schedule, job: QueuedJob, alternative: Alternative, timelines: list[Timeline]
+    schedule: core.Schedule, job: QueuedJob, alternative: Alternative, profile: Profile
 ) -> int:
-    indices, _ = schedule.capable(job, alternative)
-    demand, duration, now = alternative.demand, job.duration, schedule.now
-    return sum(timelines[i].count(demand, duration, now)[0] for i in indices)
+    """Replicas the nodes the job may use hold now in ``profile`` (one of the schedule's, so
+    the count is kept on the schedule: the form asks again on every change and every 15 s)."""
+    demand, duration = alternative.demand, job.duration
+    key = (id(profile), rule_key(job), demand, duration)
+    count = schedule.fit_now_cache.get(key)
+    if count is None:
+        indices, _ = schedule.capable(job, alternative)
+        now, timelines = schedule.now, profile.timelines
+        count = sum(timelines[i].count(demand, duration, now)[0] for i in indices)
+        schedule.fit_now_cache[key] = count
+    return count
 
 
-def _starts_now(schedule: core.Schedule, job: QueuedJob, timelines: list[Timeline]) -> bool:
+def _starts_now(schedule: core.Schedule, job: QueuedJob, profile: Profile) -> bool:
     return any(
-        _fit_now(schedule, job, alternative, timelines) >= alternative.min_nodes
+        _fit_now(schedule, job, alternative, profile) >= alternative.min_nodes
         for alternative in job.alternatives
     )
 
@@ -151,23 +159,23 @@ def _starts_now(schedule: core.Schedule, job: QueuedJob, timelines: list[Timelin
 def _suggest(
     schedule: core.Schedule,
     draft: QueuedJob,
-    timelines: list[Timeline],
+    profile: Profile,
     other_specs: Sequence[Alternative],
 ) -> tuple[Suggestion, ...]:
     """Changes that would let the draft start now: fewer nodes (or that many as its elastic
     minimum), another spec, another pool its project may use."""
     suggestions = []
-    fit = _fit_now(schedule, draft, draft.alternatives[0], timelines)
+    fit = _fit_now(schedule, draft, draft.alternatives[0], profile)
     if fit:
         suggestions += [Suggestion("nodes", fit), Suggestion("elastic", fit)]
     own = {alternative.spec_id for alternative in draft.alternatives}
     for alternative in other_specs:
         if alternative.spec_id not in own:
             variant = replace(draft, alternatives=(alternative,))
-            if _starts_now(schedule, variant, timelines):
+            if _starts_now(schedule, variant, profile):
                 suggestions.append(Suggestion("spec", alternative.spec_id))
     for pool in [*sorted(draft.allowed_pools), None]:
-        if pool != draft.pool and _starts_now(schedule, replace(draft, pool=pool), timelines):
+        if pool != draft.pool and _starts_now(schedule, replace(draft, pool=pool), profile):
             suggestions.append(Suggestion("pool", pool))
     return tuple(suggestions)
 

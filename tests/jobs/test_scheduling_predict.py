@@ -252,3 +252,72 @@ def test_replacing_a_pool_keeps_other_fields():
     # Suggestions are computed on variants of the draft; they must not lose its rules.
     base = draft(spec(1, boards(1)), driver=2, allowed_pools=frozenset({5}))
     assert replace(base, pool=5).driver == 2
+
+
+@st.composite
+def inventories(draw):
+    """Nodes of a few kinds and a draft of one or two specs."""
+    kinds = [
+        {
+            "boards": draw(st.integers(0, 8)),
+            "model": draw(st.sampled_from([A100, V100])),
+            "slices": draw(st.sampled_from([1, 2])),
+            "cpu": draw(st.sampled_from([16_000, 64_000])),
+        }
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    nodes = [node(i, **draw(st.sampled_from(kinds))) for i in range(1, draw(st.integers(2, 9)))]
+    demands = st.one_of(
+        st.builds(boards, st.integers(1, 8), st.sampled_from([A100, V100])),  # whole boards
+        st.builds(lambda model: replace(boards(1, model), slice_divisor=2),
+                  st.sampled_from([A100, V100])),  # a half board
+        st.just(boards(0, model=None)),  # CPU only
+    )  # fmt: skip
+    alternatives = [
+        spec(k, draw(demands), nodes=draw(st.integers(1, 12)))
+        for k in range(1, draw(st.integers(1, 2)) + 1)
+    ]
+    return nodes, draft(*alternatives)
+
+
+@settings(max_examples=300, deadline=None)
+@given(inventories())
+def test_never_fits_answers_as_every_idle_node_would(case):
+    from resources.placement import answer
+    from resources.placement.capacity import fit_count
+
+    nodes, wanted = case
+    reason = never_fits(nodes, wanted)
+    states = [answer.idle(n.state) for n in nodes]
+    every_node = [
+        sum(fit_count(a.demand, state) for state in states) >= a.min_nodes
+        for a in wanted.alternatives
+    ]
+    assert (reason is None) == any(every_node)
+    if reason is not None:
+        first = wanted.alternatives[0]
+        assert reason.cause == answer.why_not(states, first.demand, first.min_nodes)
+
+
+@settings(max_examples=150, deadline=None)
+@given(queues())
+def test_a_suggestions_count_is_every_nodes_count_in_its_own_profile(case):
+    """The form's "fewer nodes" suggestion, kept on the plan once counted: every node's room
+    now, in the profile asked about."""
+    from jobs.scheduling.predict import _fit_now, ahead
+
+    nodes, busy, queue, wanted = case
+    result = schedule(nodes, busy, queue, 10.0)
+    profile = ahead(result, len(result.order) + 1)
+    alternative = wanted.alternatives[0]
+    indices, _ = result.capable(wanted, alternative)
+    each = sum(
+        profile.timelines[i].count(alternative.demand, wanted.duration, 10.0)[0] for i in indices
+    )
+    assert _fit_now(result, wanted, alternative, profile) == each
+    assert _fit_now(result, wanted, alternative, profile) == each  # kept
+    empty = ahead(result, 1)  # the profile of a draft ahead of every queued job
+    alone = sum(
+        empty.timelines[i].count(alternative.demand, wanted.duration, 10.0)[0] for i in indices
+    )
+    assert _fit_now(result, wanted, alternative, empty) == alone
