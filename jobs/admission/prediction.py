@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from console import limits
+from console import heap, limits
 from jobs.admission.queued import queued_job
 from jobs.admission.state import Seen, epoch, load_consistent, moment, sched_nodes, seen
 from jobs.admission.words import Names, say, why_never
@@ -68,7 +68,6 @@ def _still_holds(plan: Plan) -> bool:
     return plan.seen.holds(epoch(timezone.now()))
 
 
-@passes.without_gc  # a rebuild makes hundreds of thousands of objects: passes.without_gc
 def current_plan() -> Plan:
     """Admission's plan of the queue as it is now (SPEC Q5): the same function admission
     runs, on the same state, checked against the database on every call.
@@ -86,17 +85,27 @@ def current_plan() -> Plan:
             plan = _cached
         if plan is not None and _still_holds(plan):  # another thread made it meanwhile
             return _checked(plan)
-        state, snapshot, last = load_consistent()
-        # Admission's own pass when it is quick; on a long queue, the last pass's plan
-        # booked again as it stood, and only the jobs submitted since searched for.
-        exact = len(state.queue) <= EXACT_QUEUE
-        make = passes.schedule if exact else passes.replay
-        schedule = make(state.nodes, state.running, state.queue, state.now, state.committed)
-        made_of = seen(state, snapshot, last, schedule.reservations, OVERDUE_AGE_SECONDS)
-        plan = Plan(schedule, made_of, time.monotonic(), timezone.now(), exact)
+        # A long queue's plan is about a million objects: kept out of the collector's passes
+        # (heap.made_frozen, which collects the whole heap first: for a short queue's plan,
+        # a few thousand objects, that costs more than it saves). The last plan tells which.
+        long = plan is None or len(plan.schedule.order) > EXACT_QUEUE
+        with _lock:
+            _cached = plan = None  # the old plan goes before the new one is made
+        plan = heap.made_frozen(_made) if long else passes.without_gc(_made)()
         with _lock:
             _cached = plan
         return plan
+
+
+def _made() -> Plan:
+    state, snapshot, last = load_consistent()
+    # Admission's own pass when it is quick; on a long queue, the last pass's plan booked
+    # again as it stood, and only the jobs submitted since searched for.
+    exact = len(state.queue) <= EXACT_QUEUE
+    make = passes.schedule if exact else passes.replay
+    schedule = make(state.nodes, state.running, state.queue, state.now, state.committed)
+    made_of = seen(state, snapshot, last, schedule.reservations, OVERDUE_AGE_SECONDS)
+    return Plan(schedule, made_of, time.monotonic(), timezone.now(), exact)
 
 
 def _checked(plan: Plan) -> Plan:

@@ -23,3 +23,39 @@ def test_the_entry_points_freeze_the_start_up_objects(module):
     frozen, urls, views = done.stdout.split()
     assert int(frozen) > 10_000, done.stdout
     assert urls == views == "True"
+
+
+class Node:
+    def __init__(self):
+        self.me = self  # a cycle: only the collector frees it
+
+
+def test_what_is_made_frozen_stays_out_and_nothing_piles_up():
+    import gc
+    import weakref
+
+    from console.heap import made_frozen
+
+    def make():
+        assert not gc.isenabled()  # made without the collector's passes
+        return [(k, str(k)) for k in range(50_000)]
+
+    gc.enable()
+    try:
+        left = Node()
+        gone = weakref.ref(left)
+        del left
+        made = made_frozen(make)
+        assert gone() is None  # cycles left before are freed, not frozen for good
+        assert gc.isenabled()
+        frozen = gc.get_freeze_count()
+        assert frozen >= 50_000
+        gc.collect()
+        assert gc.get_freeze_count() == frozen  # kept out of full collections
+        del made
+        again = made_frozen(make)
+        # The first structure went with its last reference: frozen objects do not pile up.
+        assert gc.get_freeze_count() < frozen + 50_000
+        del again
+    finally:
+        gc.unfreeze()

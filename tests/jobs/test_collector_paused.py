@@ -40,3 +40,27 @@ def test_the_forms_plan_and_the_pass_read_with_the_collector_paused(
     db.run_pass()
     assert collector_seen == [False, False]
     assert gc.isenabled()  # and on again after
+
+
+@pytest.fixture
+def unfrozen():
+    gc.unfreeze()
+    yield
+    gc.unfreeze()  # this test process's objects are the collector's again
+
+
+def test_a_long_queues_plan_is_kept_out_of_the_collectors_passes(
+    unfrozen, monkeypatch, alice, vision, inventory
+):
+    JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
+    prediction.forget_schedule()
+    prediction.current_plan()  # no plan before: made frozen, as for a long queue
+    assert gc.get_freeze_count() > 0
+    gc.unfreeze()
+    JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])  # the plan no longer holds
+    prediction.current_plan()  # the last plan's queue was short: made with the collector paused
+    assert gc.get_freeze_count() == 0
+    monkeypatch.setattr(prediction, "EXACT_QUEUE", 1)  # two queued jobs are now a long queue
+    JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
+    prediction.current_plan()
+    assert gc.get_freeze_count() > 0
