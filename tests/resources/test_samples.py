@@ -133,14 +133,18 @@ def torch_python(torch_runtime):
     return str(torch_runtime / "bin" / "python")
 
 
-def train_env(python):
-    # Nothing of ours leaks in (CONSOLE_OUTPUT_DIR would move the checkpoints).
-    return {"PATH": f"{Path(python).parent}:/usr/bin:/bin", "LANG": "C.UTF-8"}
+def train_env(python, tmp=None):
+    # Nothing of ours leaks in (CONSOLE_OUTPUT_DIR would move the checkpoints); temporary
+    # files (torch's launcher makes a folder per run) stay in the test's own folder.
+    env = {"PATH": f"{Path(python).parent}:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    if tmp is not None:
+        env["TMPDIR"] = str(tmp)
+    return env
 
 
 def train(python, cwd, *args, timeout=120):
     argv = [python, str(samples.TRAIN_SCRIPT), *args]
-    done = subprocess.run(argv, cwd=cwd, env=train_env(python), capture_output=True,
+    done = subprocess.run(argv, cwd=cwd, env=train_env(python, cwd), capture_output=True,
                           text=True, timeout=timeout)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
@@ -177,7 +181,7 @@ def test_two_nodes_with_torch_distributed_launch(torch_python, tmp_path):
         argv = [torch_python, "-m", "torch.distributed.launch", "--nproc_per_node=1",
                 "--nnodes=2", f"--node_rank={rank}", "--master_addr=127.0.0.1",
                 f"--master_port={port}", str(samples.TRAIN_SCRIPT), "--steps", "3"]  # fmt: skip
-        nodes.append(subprocess.Popen(argv, cwd=tmp_path, env=train_env(torch_python),
+        nodes.append(subprocess.Popen(argv, cwd=tmp_path, env=train_env(torch_python, tmp_path),
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       text=True))  # fmt: skip
     try:
@@ -197,7 +201,7 @@ def test_two_nodes_with_torch_distributed_launch(torch_python, tmp_path):
 
 def test_sigterm_saves_a_checkpoint_and_stops(torch_python, tmp_path):
     argv = [torch_python, str(samples.TRAIN_SCRIPT), "--steps", "500", "--sleep", "0.1"]
-    run = subprocess.Popen(argv, cwd=tmp_path, env=train_env(torch_python),
+    run = subprocess.Popen(argv, cwd=tmp_path, env=train_env(torch_python, tmp_path),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     try:
         for line in run.stdout:
@@ -218,8 +222,8 @@ def test_sigterm_saves_a_checkpoint_and_stops(torch_python, tmp_path):
 def test_a_diverging_run_fails(torch_python, tmp_path):
     # The demo job "bad-lr" (--lr 10) is the one that ends with exit code 1.
     argv = [torch_python, str(samples.TRAIN_SCRIPT), "--lr", "10"]
-    done = subprocess.run(argv, cwd=tmp_path, env=train_env(torch_python), capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(argv, cwd=tmp_path, env=train_env(torch_python, tmp_path),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 1
     assert "diverged (is --lr too high?)" in done.stderr
 

@@ -14,6 +14,7 @@ subclasses say what the caller should do about it:
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -145,13 +146,22 @@ _CA_FILES: dict[str, str] = {}
 
 
 def _ca_file(pem: str) -> str:
-    """The client wants a file: one per distinct certificate, kept for the process."""
+    """The client wants a file: one per distinct certificate, kept for the process and
+    removed when it exits (each process that ever talked to a cluster left one behind)."""
     if pem not in _CA_FILES:
         handle = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)  # noqa: SIM115
         with handle:
             handle.write(pem)
+        if not _CA_FILES:
+            atexit.register(_remove_ca_files)
         _CA_FILES[pem] = handle.name
     return _CA_FILES[pem]
+
+
+def _remove_ca_files() -> None:
+    for path in _CA_FILES.values():
+        Path(path).unlink(missing_ok=True)
+    _CA_FILES.clear()
 
 
 def _connection_message(error: BaseException, timeout: float) -> str:
