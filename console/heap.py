@@ -25,22 +25,16 @@ def made_frozen[T](make: Callable[[], T]) -> T:
     """``make()`` a large structure that lives long and holds no cycles (the form's plan
     of a 10,000-job queue: about a million objects), kept out of the collector's passes.
 
-    Made with the collector on, each object would be walked by the young generations'
-    passes as it is made and then by the older ones' (about 0.3 s each at that size, paid
-    by whichever requests come next); frozen once made, never. Freezing keeps whatever is
-    tracked then, so first everything frozen before is let go and the whole heap collected
-    (cycles left since the last time are freed, nothing frozen piles up), with the old
-    structure already dropped by the caller. Objects of it are still freed by reference
-    counting when it goes.
+    ``make`` pauses the collector itself (jobs.scheduling.passes.without_gc). Once made,
+    each object would still be walked by the young generations' passes and then by the
+    older ones' (about 0.3 s each at that size, paid by whichever requests come next);
+    frozen, never. Freezing keeps whatever is tracked then, so first everything frozen
+    before is let go and the whole heap collected (cycles left since the last time are
+    freed, nothing frozen piles up), with the old structure already dropped by the caller.
+    Objects of it are still freed by reference counting when it goes.
     """
     gc.unfreeze()
     gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        made = make()
-    finally:
-        if was_enabled:
-            gc.enable()
+    made = make()
     gc.freeze()
     return made

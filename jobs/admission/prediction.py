@@ -91,7 +91,8 @@ def current_plan() -> Plan:
         long = plan is None or len(plan.schedule.order) > EXACT_QUEUE
         with _lock:
             _cached = plan = None  # the old plan goes before the new one is made
-        plan = heap.made_frozen(_made) if long else passes.without_gc(_made)()
+        made = passes.without_gc(_made)
+        plan = heap.made_frozen(made) if long else made()
         with _lock:
             _cached = plan
         return plan

@@ -137,7 +137,8 @@ def _fit_now(
     schedule: core.Schedule, job: QueuedJob, alternative: Alternative, profile: Profile
 ) -> int:
     """Replicas the nodes the job may use hold now in ``profile`` (one of the schedule's, so
-    the count is kept on the schedule: the form asks again on every change and every 15 s)."""
+    the count is kept on the schedule: the form asks again on every change and every few
+    seconds)."""
     demand, duration = alternative.demand, job.duration
     key = (id(profile), rule_key(job), demand, duration)
     count = schedule.fit_now_cache.get(key)

@@ -35,7 +35,9 @@ def test_what_is_made_frozen_stays_out_and_nothing_piles_up():
     import weakref
 
     from console.heap import made_frozen
+    from jobs.scheduling.passes import without_gc
 
+    @without_gc  # as the form's plan is made (jobs.admission.prediction)
     def make():
         assert not gc.isenabled()  # made without the collector's passes
         return [(k, str(k)) for k in range(50_000)]

@@ -16,6 +16,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
+def unfrozen():
+    gc.unfreeze()
+    yield
+    gc.unfreeze()  # this test process's objects are the collector's again
+
+
+@pytest.fixture
 def collector_seen(monkeypatch):
     """Whether the collector was on when each plan read the database, by module."""
     seen: list[bool] = []
@@ -31,7 +38,7 @@ def collector_seen(monkeypatch):
 
 
 def test_the_forms_plan_and_the_pass_read_with_the_collector_paused(
-    collector_seen, alice, vision, inventory
+    unfrozen, collector_seen, alice, vision, inventory
 ):
     JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
     assert gc.isenabled()
@@ -40,13 +47,6 @@ def test_the_forms_plan_and_the_pass_read_with_the_collector_paused(
     db.run_pass()
     assert collector_seen == [False, False]
     assert gc.isenabled()  # and on again after
-
-
-@pytest.fixture
-def unfrozen():
-    gc.unfreeze()
-    yield
-    gc.unfreeze()  # this test process's objects are the collector's again
 
 
 def test_a_long_queues_plan_is_kept_out_of_the_collectors_passes(

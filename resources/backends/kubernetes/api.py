@@ -152,12 +152,11 @@ def _ca_file(pem: str) -> str:
         handle = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)  # noqa: SIM115
         with handle:
             handle.write(pem)
-        if not _CA_FILES:
-            atexit.register(_remove_ca_files)
         _CA_FILES[pem] = handle.name
     return _CA_FILES[pem]
 
 
+@atexit.register
 def _remove_ca_files() -> None:
     for path in _CA_FILES.values():
         Path(path).unlink(missing_ok=True)
