@@ -53,7 +53,9 @@ def test_what_is_made_frozen_stays_out_and_nothing_piles_up():
         frozen = gc.get_freeze_count()
         assert frozen >= 50_000
         gc.collect()
-        assert gc.get_freeze_count() == frozen  # kept out of full collections
+        # Kept out of full collections: not among the objects the collector walks. (The
+        # frozen count itself may drop meanwhile: frozen objects freed elsewhere leave it.)
+        assert all(obj is not made for obj in gc.get_objects())
         del made
         again = made_frozen(make)
         # The first structure went with its last reference: frozen objects do not pile up.
