@@ -154,7 +154,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "django_htmx",
-    "django_tables2",
     "django_filters",
     "guardian",
     "axes",

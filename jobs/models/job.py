@@ -83,17 +83,35 @@ class JobQuerySet(models.QuerySet):
 
     def visible_to(self, user):
         """Jobs a user may see: their own, those their project's members share with them
-        (django-guardian grants to the project's group), and every job for admins."""
-        from jobs.models.access import JobGroupObjectPermission
+        (django-guardian grants to the project's group), and every job for admins.
 
+        "Own or shared" is checked row by row as a list walks its order's index (the shared
+        ids are read once, into a hash), so a page of a list costs its page, however many
+        jobs there are; counting them is :meth:`visible_set`'s."""
         if not user.is_authenticated:
             return self.none()
         if user.is_staff:
             return self
-        shared = JobGroupObjectPermission.objects.filter(
+        return self.filter(Q(owner=user) | Q(pk__in=self._shared_with(user)))
+
+    def visible_set(self, user):
+        """The same jobs as :meth:`visible_to`, as the union of the owner's ids and the
+        shared ids, each read from its own index: what counting them costs is what the user
+        may see, not every job; a walk in some order would have to read them all."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_staff:
+            return self
+        own = self.model.objects.filter(owner=user).values("pk")
+        return self.filter(pk__in=own.union(self._shared_with(user), all=True))
+
+    @staticmethod
+    def _shared_with(user):
+        from jobs.models.access import JobGroupObjectPermission
+
+        return JobGroupObjectPermission.objects.filter(
             group__user=user, permission__codename="view_job"
         ).values("content_object_id")
-        return self.filter(Q(owner=user) | Q(pk__in=shared))
 
 
 # A queued job's place in the queue's pages: its position, or, before any pass placed it,

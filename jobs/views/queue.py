@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from console import keyset
 from console.htmx import render_page
 from console.ratelimit import rate_limited
 from jobs import operations
@@ -87,7 +88,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         {
             "jobs": page.rows,
             "page": page,
-            "pager": _pager(page.links(kept)),
+            "pager": keyset.pager(page.links(kept)),
             "mine": mine,
             "everyone_url": pages.query(scope),
             "mine_url": pages.query(scope, mine="1"),
@@ -106,16 +107,6 @@ def queue(request: HttpRequest) -> HttpResponse:
             ],
         },
     )
-
-
-def _pager(links: dict[str, str]) -> list[tuple[str, str | None]]:
-    names = (
-        ("first", _("« First")),
-        ("previous", _("‹ Previous")),
-        ("next", _("Next ›")),
-        ("last", _("Last »")),
-    )
-    return [(label, links.get(name)) for name, label in names]
 
 
 @require_POST

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlencode
 
 from django.db.models import Q
 
+from console import keyset
+from console.keyset import query
 from console.params import whole_number
 from jobs.models.job import UNPLACED, queue_place
 
@@ -43,11 +44,6 @@ def _before(key: tuple[int, int]) -> Q:
     return Q(place__lt=place) | Q(place=place, pk__lt=pk)
 
 
-def query(kept: dict[str, str], **more) -> str:
-    """A query string of the queue's page: what it keeps (scope, mine) and ``more``."""
-    return "?" + urlencode(kept | more)
-
-
 def key_of(job) -> str:
     return f"{job.place}-{job.pk}"
 
@@ -75,6 +71,9 @@ class Page:
     @property
     def end(self) -> int:
         return self.start + len(self.rows)
+
+    def summary(self) -> str:
+        return keyset.summary(self.start, self.end, self.total, len(self.rows))
 
 
 def page_of(jobs, params, total: int | None = None) -> Page:

@@ -73,7 +73,7 @@ PARAMETERS: dict[str, set[str]] = {
     "inventory_list": {"retired"},
     "inventory_new": INVENTORY_FORMS,
     "inventory_edit": INVENTORY_FORMS,
-    "job_list": {*JobFilter.base_filters, "sort", "page", "per_page"},
+    "job_list": {*JobFilter.base_filters, "sort", "after", "before", "per_page"},
     "job_bulk_delete": {"ids", "confirm"},
     "job_new": JOB_FORM,
     "job_form_refresh": JOB_FORM,

@@ -127,7 +127,7 @@ def world(alice, bob, lead, charlie, admin, vision, speech, run_cluster) -> surf
         "switch_project": {"project": vision.pk, "next": "/jobs/"},
         "catalog:favourite": {"favourite": "1", "next": "/catalog/"},
         "set_language": {"language": "en", "next": "/"},
-        "job_list": {"page": "1", "per_page": "10", "sort": "-name"},
+        "job_list": {"before": "end", "per_page": "10", "sort": "-name"},
     }
     return surface.World(
         ids=ids,

@@ -183,5 +183,5 @@ def test_list_shows_what_each_may_see(client, alice, bob, charlie, vision):
     JobFactory(owner=alice, project=vision, name="private", others_access=Access.NONE)
     for user, names in [(alice, {"shared", "private"}), (bob, {"shared"}), (charlie, set())]:
         client.force_login(user)
-        table = client.get("/jobs/").context["table"]
-        assert {row.record.name for row in table.page.object_list} == names
+        page = client.get("/jobs/").context["page"]
+        assert {job.name for job in page.rows} == names
