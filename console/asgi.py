@@ -8,18 +8,52 @@ or connection, so a tool is never reachable on a port of its own; see
 ``console/asgi_auth.py``.
 """
 
+import asyncio
 import logging
 import os
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
-from console import heap, hooks
+from console import dbpool, heap, hooks
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 django_application = get_asgi_application()
 heap.freeze_start_up()
 
 log = logging.getLogger(__name__)
+
+
+class Turns:
+    """Django's requests at most as many at once as the process's pool has connections; the
+    others wait here for their turn, in order of arrival, with no thread held.
+
+    Without it each request past the pool's size would wait in a thread on the pool, and be
+    told "busy" after DB_POOL_TIMEOUT (5 s): a burst of users on a small machine got 503s
+    from a database that answered fine. That short wait is now only for a database that does
+    not give connections; a busy console answers late rather than "busy", up to
+    REQUEST_QUEUE_SECONDS of waiting. Static files (served by WhiteNoise, no database) do
+    not queue."""
+
+    def __init__(self, size: int, patience: float):
+        self.size, self.patience = size, patience
+        self._free = asyncio.Semaphore(size)
+
+    async def take(self) -> bool:
+        """Whether the turn came within the patience."""
+        try:
+            async with asyncio.timeout(self.patience):
+                await self._free.acquire()
+        except TimeoutError:
+            return False
+        return True
+
+    def give_back(self) -> None:
+        self._free.release()
+
+
+turns = Turns(dbpool.pool_size(), settings.REQUEST_QUEUE_SECONDS)
+STATIC_PREFIX = "/static/"
 
 
 async def application(scope, receive, send):
@@ -30,7 +64,15 @@ async def application(scope, receive, send):
     if handler is None:
         if kind == "websocket":  # no page speaks WebSocket
             return await send({"type": "websocket.close", "code": 4404})
-        return await django_application(scope, receive, send)
+        if scope.get("path", "").startswith(STATIC_PREFIX):
+            return await django_application(scope, receive, send)
+        if not await turns.take():
+            log.warning("%s: no turn in %s s, answered busy", scope.get("path"), turns.patience)
+            return await _busy(kind, [], send)
+        try:
+            return await django_application(scope, receive, send)
+        finally:
+            turns.give_back()
     started = []
 
     async def sending(message):

@@ -37,14 +37,14 @@ def _aware(value: object) -> datetime:
 
 
 def _whole(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(value)
+    if isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2**63:
+        raise ValueError(value)  # beyond a bigint, PostgreSQL would refuse the comparison
     return value
 
 
 def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError(value)
+    if not isinstance(value, str) or "\x00" in value:
+        raise ValueError(value)  # PostgreSQL text holds no NUL
     return value
 
 
@@ -114,8 +114,10 @@ class Order:
 
 
 def capped_count(rows) -> int | None:
-    """How many ``rows`` there are, or None when more than :data:`COUNT_CAP`."""
-    found = rows.order_by().values("pk")[: COUNT_CAP + 1].count()
+    """How many ``rows`` there are, or None when more than :data:`COUNT_CAP`. ``rows`` may
+    be a union of id lists (``QuerySet.union``), counted as it is."""
+    rows = rows.order_by() if rows.query.combinator else rows.order_by().values("pk")
+    found = rows[: COUNT_CAP + 1].count()
     return None if found > COUNT_CAP else found
 
 
@@ -148,14 +150,17 @@ class Page:
 
     def summary(self) -> str:
         """ "26–50 of 1,234", or as much of it as was counted."""
-        return summary(self.start, self.end, self.total, len(self.rows))
+        return summary(self.start, self.end, self.total, len(self.rows), last=not self.has_next)
 
 
-def page_of(rows, order: Order, params: Mapping[str, str], size: int, counted=None) -> Page:
+def page_of(
+    rows, order: Order, params: Mapping[str, str], size: int, counted=None, every=None
+) -> Page:
     """The page ``params`` asks for: after (``after``) or before (``before``) a row's key,
     ``before=end`` for the last; else, or for a key that is not one, the first.
     ``counted``: the same rows as a query that counts them cheaply, if ``rows`` is one that
-    walks an order cheaply but would read every row to count."""
+    walks an order cheaply but would read every row to count; ``every``: cheaper still to
+    count all of them, but not to filter (see :func:`capped_count`)."""
     counted = rows if counted is None else counted
     ordered = order.sort(rows)
     before_text = params.get("before")
@@ -181,11 +186,11 @@ def page_of(rows, order: Order, params: Mapping[str, str], size: int, counted=No
         more_after = ordered.filter(order.beyond(order.values_of(page[-1]), forward=True)).exists()
     if more_before and after is not None:
         more_before = ordered.filter(order.beyond(order.values_of(page[0]), forward=False)).exists()
-    total = capped_count(counted)
+    total = capped_count(counted if every is None else every)
     if not more_before:
         start = 0
-    elif total is not None and not more_after:
-        start = total - len(page)
+    elif not more_after:  # the last page: what comes before it is the rest
+        start = None if total is None else total - len(page)
     else:
         start = capped_count(counted.filter(order.beyond(order.values_of(page[0]), forward=False)))
     return Page(page, total, start, more_before, more_after, order)
@@ -207,7 +212,9 @@ def pager(links: Mapping[str, str]) -> list[tuple[str, str | None]]:
     return [(label, links.get(name)) for name, label in names]
 
 
-def summary(start: int | None, end: int | None, total: int | None, shown: int) -> str:
+def summary(
+    start: int | None, end: int | None, total: int | None, shown: int, *, last: bool = False
+) -> str:
     def number(n: int) -> str:
         return number_format(n, force_grouping=True)
 
@@ -218,6 +225,10 @@ def summary(start: int | None, end: int | None, total: int | None, shown: int) -
     if start is not None:
         return _("%(first)s–%(last)s of more than %(cap)s") % {
             "first": number(start + 1), "last": number(end), "cap": number(COUNT_CAP),
+        }  # fmt: skip
+    if last:
+        return _("the last %(shown)s of more than %(cap)s") % {
+            "shown": number(shown), "cap": number(COUNT_CAP),
         }  # fmt: skip
     return _("%(shown)s past the first %(cap)s") % {
         "shown": number(shown), "cap": number(COUNT_CAP),

@@ -79,6 +79,9 @@ DATABASES = {
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Seconds a page request waits for its turn while DB_POOL_SIZE others are answered
+# (console.asgi.Turns), before the "busy, try again" page.
+REQUEST_QUEUE_SECONDS = config.env_int("REQUEST_QUEUE_SECONDS", 30, low=1, high=600)
 
 CELERY_BROKER_URL = config.check_broker_url(
     "CELERY_BROKER_URL", config.env_str("CELERY_BROKER_URL")

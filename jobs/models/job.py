@@ -105,6 +105,17 @@ class JobQuerySet(models.QuerySet):
         own = self.model.objects.filter(owner=user).values("pk")
         return self.filter(pk__in=own.union(self._shared_with(user), all=True))
 
+    def visible_ids(self, user):
+        """The ids of :meth:`visible_to`'s jobs, as one list with no job read: the cheapest
+        to count, when no search narrows them."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_staff:
+            return self.order_by().values_list("pk", flat=True)
+        own = self.model.objects.filter(owner=user).order_by().values_list("pk", flat=True)
+        shared = self._shared_with(user).order_by().values_list("content_object_id", flat=True)
+        return own.union(shared).order_by()  # no job order: the ids are not jobs
+
     @staticmethod
     def _shared_with(user):
         from jobs.models.access import JobGroupObjectPermission

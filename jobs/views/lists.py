@@ -75,7 +75,9 @@ def job_list(request: HttpRequest) -> HttpResponse:
     size = whole_number(request.GET.get("per_page"), low=1, high=MOST_PER_PAGE) or PER_PAGE
     rows = filters.qs  # the search validated first: its filters are applied twice
     counted = filters.filter_queryset(Job.objects.visible_set(request.user))
-    page = keyset.page_of(rows, order, request.GET, size, counted=counted)
+    searching = any(value not in (None, "") for value in filters.form.cleaned_data.values())
+    every = None if searching else Job.objects.visible_ids(request.user)
+    page = keyset.page_of(rows, order, request.GET, size, counted=counted, every=every)
     mark_changeable(page.rows, request.user)
     word_jobs(page.rows)
     # What a page's links keep: the search and the page size; the pager keeps the order too.

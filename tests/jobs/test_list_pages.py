@@ -128,7 +128,12 @@ def test_beyond_the_count_cap_the_page_says_more_than(client, alice, many, monke
     second = client.get("/jobs/" + links(first)["Next"])
     assert "26–50 of more than 30" in second.content.decode()
     last = client.get("/jobs/" + links(first)["Last"])
-    assert "25 past the first 30" in last.content.decode()
+    assert "the last 25 of more than 30" in last.content.decode()
+    # Ten a page: the page before the last has 41 rows before it, more than counted.
+    last = client.get("/jobs/?per_page=10&before=end")
+    before_last = client.get("/jobs/" + links(last)["Previous"])
+    assert before_last.context["page"].start is None
+    assert "10 past the first 30" in before_last.content.decode()
 
 
 def test_a_key_whose_job_is_gone_still_finds_its_place(client, alice, many):
@@ -173,3 +178,13 @@ def test_the_name_search_has_a_trigram_index_where_the_server_offers_one():
     # The expression Django's case-insensitive "contains" asks for, or the index serves nothing.
     assert "upper((name)::text) gin_trgm_ops" in definition
     assert "UPPER(" in str(Job.objects.filter(name__icontains="x").query)
+
+
+def test_the_three_ways_of_reading_visible_jobs_agree(alice, bob, charlie, admin, many):
+    # Alice's own jobs that bob shares... and bob's own shared jobs, in both of the union's
+    # halves for bob: counted once.
+    for user in (alice, bob, charlie, admin):
+        walked = set(Job.objects.visible_to(user).values_list("pk", flat=True))
+        assert set(Job.objects.visible_set(user).values_list("pk", flat=True)) == walked
+        assert set(Job.objects.visible_ids(user)) == walked
+        assert keyset.capped_count(Job.objects.visible_ids(user)) == len(walked)
