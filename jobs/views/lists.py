@@ -106,8 +106,9 @@ def job_list(request: HttpRequest) -> HttpResponse:
 
 def order_of(sort: object) -> keyset.Order:
     """The order ``sort=`` names (``-`` first for descending), or the newest first."""
-    name = sort if isinstance(sort, str) and sort.lstrip("-") in SORTS else DEFAULT_SORT
-    column = name.lstrip("-")
+    known = isinstance(sort, str) and sort.removeprefix("-") in SORTS
+    name = sort if known else DEFAULT_SORT
+    column = name.removeprefix("-")
     return keyset.Order(name, SORTS[column], descending=name.startswith("-"))
 
 

@@ -4,6 +4,7 @@ pool's short wait; only a turn that does not come within REQUEST_QUEUE_SECONDS i
 Django itself is replaced here by a page that takes a while: what is tested is the turns."""
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from console import asgi
 
@@ -39,7 +40,10 @@ def crowd(paths: list[str]) -> list[tuple[int, dict]]:
             await asyncio.sleep(0)
         return await asyncio.gather(*tasks)
 
-    return asyncio.run(main())
+    # In a thread of its own: in a test process where a browser test ran, Playwright's loop
+    # is the main thread's running loop, and asyncio.run() refuses to start another there.
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, main()).result()
 
 
 def test_requests_beyond_the_pool_wait_their_turn_in_order(monkeypatch):

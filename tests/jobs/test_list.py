@@ -81,6 +81,14 @@ def test_paging_parameters_are_clamped(client, alice, vision, query, rows):
     assert (page.start, len(page.rows)) == (0, rows)
 
 
+@pytest.mark.parametrize("sort", ["--name", "name%00", "zzz", "-", "", "-priority-"])
+def test_an_order_that_is_none_of_the_headers_is_the_newest_first(client, alice, sort):
+    client.force_login(alice)
+    response = client.get(f"/jobs/?sort={sort}")
+    assert response.status_code == 200
+    assert response.context["page"].order.name == "-created_at"
+
+
 def test_htmx_search_returns_the_results_fragment(client, alice, vision):
     JobFactory(owner=alice, project=vision)
     client.force_login(alice)
