@@ -102,8 +102,7 @@ class JobQuerySet(models.QuerySet):
             return self.none()
         if user.is_staff:
             return self
-        own = self.model.objects.filter(owner=user).values("pk")
-        return self.filter(pk__in=own.union(self._shared_with(user), all=True))
+        return self.filter(pk__in=self.visible_ids(user))
 
     def visible_ids(self, user):
         """The ids of :meth:`visible_to`'s jobs, as one list with no job read: the cheapest
