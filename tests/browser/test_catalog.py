@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from resources.catalog import demo as catalog_demo
 from resources.models import Dataset
@@ -28,7 +29,7 @@ def test_browse_and_favourite(page, demo, password):
     log_in(page, "alice", password)
     page.page.click("nav >> text=Catalog")
     page.page.wait_for_url(re.compile(r"/catalog/$"))
-    assert page.page.get_by_role("heading", name="Catalog", exact=True).is_visible()
+    expect(page.page.get_by_role("heading", name="Catalog", exact=True)).to_be_visible()
     assert page.page.inner_text("[data-testid=count-datasets-favourites]") == "1"
     page.shot("catalog-overview")
 
@@ -64,8 +65,8 @@ def test_create_fix_and_delete(page, demo, password):
     page.page.fill("#id_description", "Common objects in context")
     page.page.fill("#id_path", "/data/coco")
     page.page.click("main button[type=submit]")
-    assert page.page.locator("#id_name.is-invalid").is_visible()
-    assert page.page.locator("#id_path.is-invalid").is_visible()
+    expect(page.page.locator("#id_name.is-invalid")).to_be_visible()
+    expect(page.page.locator("#id_path.is-invalid")).to_be_visible()
     assert page.page.input_value("#id_name") == "../coco 2017"
     assert page.page.input_value("#id_description") == "Common objects in context"
     assert page.page.input_value("#id_path") == "/data/coco"
@@ -76,7 +77,7 @@ def test_create_fix_and_delete(page, demo, password):
     page.page.fill("#id_path", "users/alice/datasets/coco")
     page.page.click("main button[type=submit]")
     page.page.wait_for_url(re.compile(r"/catalog/datasets/\d+/$"))
-    assert page.page.locator(".alert-success").is_visible()
+    expect(page.page.locator(".alert-success")).to_be_visible()
     page.page.click("[data-testid=actions] >> text=Add version")
     page.page.fill("#id_name", "v1")
     page.page.click("main button[type=submit]")
@@ -90,7 +91,7 @@ def test_create_fix_and_delete(page, demo, password):
     page.shot("catalog-confirm-delete")
     page.page.click("[data-testid=confirm-delete] button[type=submit]")
     page.page.wait_for_url(re.compile(r"/catalog/datasets/$"))
-    assert page.page.locator(".alert-success").is_visible()
+    expect(page.page.locator(".alert-success")).to_be_visible()
     assert not Dataset.objects.filter(name="coco").exists()
 
 
@@ -100,9 +101,9 @@ def test_read_only_member_sees_no_edit(page, demo, password):
     page.goto(f"/catalog/datasets/{cifar.pk}/")
     actions = page.page.locator("[data-testid=actions]")
     assert actions.get_by_text("Edit").count() == 0
-    assert page.page.locator("[data-testid=favourite-hint]").is_visible()
+    expect(page.page.locator("[data-testid=favourite-hint]")).to_be_visible()
     page.goto(f"/catalog/datasets/{cifar.pk}/edit/")
-    assert page.page.get_by_role("heading", name="You may not do this").is_visible()
+    expect(page.page.get_by_role("heading", name="You may not do this")).to_be_visible()
     page.errors.clear()
 
 

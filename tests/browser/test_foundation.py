@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from console import limits
 
@@ -14,14 +15,14 @@ def test_login_then_dashboard(page, alice, password):
     page.shot("login")
     page.log_in("alice", password)
     page.page.wait_for_url(re.compile(r"/$"))
-    assert page.page.get_by_role("heading", name="Your projects").is_visible()
-    assert page.page.get_by_role("link", name="Vision").is_visible()
+    expect(page.page.get_by_role("heading", name="Your projects")).to_be_visible()
+    expect(page.page.get_by_role("link", name="Vision")).to_be_visible()
     page.shot("dashboard")
 
 
 def test_wrong_password_keeps_the_username(page, alice):
     page.log_in("alice", "wrong")
-    assert page.page.locator(".alert-danger").is_visible()
+    expect(page.page.locator(".alert-danger")).to_be_visible()
     assert page.page.input_value("#id_username") == "alice"
     page.shot("login-error")
 
@@ -34,14 +35,14 @@ def test_admin_fixes_a_bad_setting(page, admin, password):
     page.page.fill("#id_max_resumes", "500")
     page.page.fill("#id_durations_hours", "1, 2, 48")
     page.page.click("text=Save settings")
-    assert page.page.locator("#id_max_resumes.is-invalid").is_visible()
+    expect(page.page.locator("#id_max_resumes.is-invalid")).to_be_visible()
     # What was typed is still there, the valid field included.
     assert page.page.input_value("#id_durations_hours") == "1, 2, 48"
     page.shot("settings-error")
     page.errors.clear()  # the 422 reply is logged by Chromium as a failed resource
     page.page.fill("#id_max_resumes", "6")
     page.page.click("text=Save settings")
-    assert page.page.locator(".alert-success").is_visible()
+    expect(page.page.locator(".alert-success")).to_be_visible()
     assert limits.current().max_resumes == 6
     assert limits.current().durations_hours == [1, 2, 48]
     assert page.page.locator("[data-testid=settings-history] li").count() == 2
@@ -52,7 +53,7 @@ def test_member_gets_the_403_page(page, alice, password):
     page.log_in("alice", password)
     page.page.wait_for_url(re.compile(r"/$"))
     page.goto("/settings/")
-    assert page.page.get_by_role("heading", name="You may not do this").is_visible()
+    expect(page.page.get_by_role("heading", name="You may not do this")).to_be_visible()
     page.errors.clear()
     page.shot("forbidden")
 
@@ -65,8 +66,8 @@ def test_switch_language_and_project(page, alice, speech, password):
     page.page.wait_for_url(re.compile(r"/$"))
     page.page.click("[data-testid=project-switcher] > button")
     page.page.click("[data-testid=project-switcher] >> text=Speech")
-    assert page.page.get_by_text("Working in Speech").is_visible()
+    expect(page.page.get_by_text("Working in Speech")).to_be_visible()
     page.page.click("button[aria-label=Language]")
     page.page.click("[data-testid=language-switcher] >> text=简体中文")
-    assert page.page.get_by_role("heading", name="我的项目").is_visible()
+    expect(page.page.get_by_role("heading", name="我的项目")).to_be_visible()
     page.shot("dashboard-zh")

@@ -4,6 +4,7 @@ import io
 import re
 
 import pytest
+from playwright.sync_api import expect
 from django.core.management import call_command
 
 from resources.models import Allocation, Node, NodeSpec
@@ -35,9 +36,9 @@ def test_cluster_page_for_a_member(page, demo):
     log_in(page, "alice")
     page.goto("/cluster/")
     table = page.page.locator("[data-testid=availability-table]")
-    assert table.locator("tr[data-node=local-a]").is_visible()
+    expect(table.locator("tr[data-node=local-a]")).to_be_visible()
     # alice's project may use the vision-reserved pool, so local-c is listed.
-    assert table.locator("tr[data-node=local-c]").is_visible()
+    expect(table.locator("tr[data-node=local-c]")).to_be_visible()
     assert "0(0):resnet-train" in table.locator("tr[data-node=local-a]").inner_text()
     page.shot("cluster")
     spec = NodeSpec.objects.get(name="gpu-4")
@@ -50,7 +51,7 @@ def test_cluster_page_for_a_member(page, demo):
 def test_outsider_does_not_see_the_reserved_pool(page, demo):
     log_in(page, "charlie")
     page.goto("/cluster/")
-    assert page.page.locator("tr[data-node=local-a]").is_visible()
+    expect(page.page.locator("tr[data-node=local-a]")).to_be_visible()
     assert page.page.locator("tr[data-node=local-c]").count() == 0
 
 
@@ -65,13 +66,13 @@ def test_admin_adds_a_spec_with_a_mistake(page, demo):
     page.page.select_option("#id_accelerator_model", label="Demo-GPU")
     page.page.fill("#id_boards", "0.3")
     page.page.click("main button[type=submit]")
-    assert page.page.locator("#id_boards.is-invalid").is_visible()
+    expect(page.page.locator("#id_boards.is-invalid")).to_be_visible()
     assert page.page.input_value("#id_name") == "gpu-3q"
     page.errors.clear()
     page.shot("inventory-spec-error")
     page.page.fill("#id_boards", "0.25")
     page.page.click("main button[type=submit]")
-    assert page.page.get_by_text("Saved gpu-3q.").is_visible()
+    expect(page.page.get_by_text("Saved gpu-3q.")).to_be_visible()
 
 
 def test_retiring_a_busy_node_is_refused(page, demo):
@@ -94,11 +95,11 @@ def test_admin_points_an_image_at_a_local_runtime(page, demo, tmp_path):
     page.page.locator("tr", has_text="pytorch-2").locator("text=Edit").click()
     page.page.fill("#id_local_runtime", str(tmp_path / "nowhere"))
     page.page.click("main button[type=submit]")
-    assert page.page.locator("#id_local_runtime.is-invalid").is_visible()
+    expect(page.page.locator("#id_local_runtime.is-invalid")).to_be_visible()
     page.errors.clear()
     page.shot("inventory-image-runtime-error")
     page.page.fill("#id_local_runtime", str(runtime) + "/")
     page.page.click("main button[type=submit]")
-    assert page.page.get_by_text("Saved pytorch-2.").is_visible()
-    assert page.page.locator("tr", has_text="pytorch-2").get_by_text(str(runtime)).is_visible()
+    expect(page.page.get_by_text("Saved pytorch-2.")).to_be_visible()
+    expect(page.page.locator("tr", has_text="pytorch-2").get_by_text(str(runtime))).to_be_visible()
     page.shot("inventory-images")

