@@ -4,8 +4,8 @@ import io
 import re
 
 import pytest
-from playwright.sync_api import expect
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from resources.models import Allocation, Node, NodeSpec
 
