@@ -104,6 +104,17 @@ def start_web_process(port: int) -> subprocess.Popen:
     return process
 
 
+def other_connection():
+    """A second connection to the test database, as another web or worker process has."""
+    import psycopg
+    from django.db import connection
+
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    return psycopg.connect(**params)
+
+
 def free_port() -> int:
     import socket
 

@@ -22,6 +22,7 @@ from console import rows
 from console.celery import send
 from console.words import counted, said
 from jobs import lifecycle
+from jobs.admission import plans
 from jobs.admission.state import (
     Seen,
     State,
@@ -34,6 +35,7 @@ from jobs.admission.state import (
 from jobs.admission.words import Names, say, to_json
 from jobs.models import Job, Phase
 from jobs.scheduling import passes
+from jobs.scheduling.core import Schedule
 from jobs.scheduling.data import Reservation
 from resources.models import Allocation, NodeSpec
 
@@ -123,16 +125,57 @@ def run_pass(now: datetime | None = None) -> PassResult:
             state.nodes, state.running, state.queue, state.now, state.committed
         )
         spec_names = dict(NodeSpec.objects.values_list("pk", "name"))
-        admitted = _admit_all(result.admissions, state, spec_names)
-        changed = _record(result.reservations, state, admitted)
+        own: list[str] = []  # the transactions that write this pass's decisions
+        admitted = _admit_all(result.admissions, state, spec_names, own)
+        changed = _record(result.reservations, state, admitted, own)
         if not admitted and not changed:
             # An overdue job leaves a minute after each pass's moment: never quiet then.
             plan = seen(state, snapshot, last, result.reservations, overdue_for=0.0)
             _quiet = Quiet(plan, len(state.queue), time.monotonic() + QUIET_SECONDS)
+        _publish(result, seen(state, snapshot, last, result.reservations, plans.OVERDUE_SECONDS,
+                              tuple(own)))  # fmt: skip
         return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted))
     finally:
         translation.activate(language) if language else translation.deactivate()
         _unlock()
+
+
+@dataclass(frozen=True)
+class Published:
+    seen: Seen
+    token: str
+    at: float  # time.monotonic()
+
+
+_published: Published | None = None  # the plan this process published last
+
+
+def _publish(result: Schedule, made_of: Seen) -> None:
+    """Offer the pass's plan to the form's prediction (jobs.admission.plans), unless the
+    one published last is still there and still holds: a pass that changed nothing plans
+    what it planned. It is offered again before it would expire."""
+    global _published
+    last = _published
+    if (
+        made_of.own
+        or last is None
+        or time.monotonic() - last.at > plans.MAX_AGE_SECONDS / 2
+        or plans.published_token() != last.token
+        or not last.seen.holds(made_of.now)
+    ):
+        try:
+            token = plans.publish(result, made_of)
+        except Exception:  # the decisions are written: the web processes plan for themselves
+            log.exception("The admission pass's plan could not be published")
+            return
+        _published = Published(made_of, token, time.monotonic())
+
+
+def _xid() -> str:
+    """This transaction's id (as text): the change log names the writer of each entry."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_current_xact_id()::text")
+        return cursor.fetchone()[0]
 
 
 # Admissions written per transaction: a pass that admits thousands commits them in chunks, so
@@ -141,16 +184,17 @@ def run_pass(now: datetime | None = None) -> PassResult:
 CHUNK = 500
 
 
-def _admit_all(admissions, state: State, spec_names: dict[int, str]) -> list[int]:
-    """Write the pass's admissions: the ids of the jobs admitted."""
+def _admit_all(admissions, state: State, spec_names: dict[int, str], own: list[str]) -> list[int]:
+    """Write the pass's admissions: the ids of the jobs admitted. Each transaction's id is
+    added to ``own``."""
     admitted = []
     for first in range(0, len(admissions), CHUNK):
-        admitted += _admit(admissions[first : first + CHUNK], state, spec_names)
+        admitted += _admit(admissions[first : first + CHUNK], state, spec_names, own)
     return admitted
 
 
 @transaction.atomic
-def _admit(admissions, state: State, spec_names: dict[int, str]) -> list[int]:
+def _admit(admissions, state: State, spec_names: dict[int, str], own: list[str]) -> list[int]:
     """The jobs' moves to admitted and their allocations, in one transaction.
 
     Each move is from *queued* (lifecycle.move_all): a job stopped or deleted since the pass
@@ -181,6 +225,8 @@ def _admit(admissions, state: State, spec_names: dict[int, str]) -> list[int]:
         }
         moves.append((job, message, fields))
     moved = {job.pk: job for job in lifecycle.move_all(moves, Phase.ADMITTED)}
+    if moved:
+        own.append(_xid())
     rows.insert(
         Allocation,
         (
@@ -213,7 +259,9 @@ ADMITTED_STANDING = {
 }
 
 
-def _record(reservations: dict[int, Reservation], state: State, admitted: list[int]) -> int:
+def _record(
+    reservations: dict[int, Reservation], state: State, admitted: list[int], own: list[str]
+) -> int:
     """Write each queued job's position, latest start, reason, blockers and reservation.
 
     One UPDATE ... FROM unnest(...) for the whole queue (row-by-row updates would cost more
@@ -248,7 +296,7 @@ def _record(reservations: dict[int, Reservation], state: State, admitted: list[i
             if reservation.start is not None
             else None
         )
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
             UPDATE jobs_job SET
@@ -272,4 +320,6 @@ def _record(reservations: dict[int, Reservation], state: State, admitted: list[i
             """,
             [ids, positions, starts, reasons, details, blockers, stored, Phase.QUEUED],
         )
+        if cursor.rowcount:
+            own.append(_xid())
         return cursor.rowcount

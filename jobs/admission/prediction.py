@@ -1,9 +1,13 @@
 """Queue prediction for the job form (SPEC J24) and at submit, from the admission model.
 
 Every answer is from admission's own plan of the queue as it is at that moment (SPEC Q5),
-whichever web process gives it: a process keeps its last plan only while one query proves
-that nothing the plan depends on has changed since (jobs_queue_change, written by database
-triggers), and makes it again otherwise. Answering a draft from a plan costs one search.
+whichever web process gives it. The admission pass publishes the plan it made
+(:mod:`jobs.admission.plans`); a process keeps a plan only while one query proves that
+nothing it depends on has changed since (jobs_queue_change, written by database triggers),
+and otherwise takes the newest published one when that one holds. A short queue's plan is
+made on the spot when neither holds; a long queue's would cost seconds, so until the pass
+that every change asks for publishes the next one, the last plan answers, dated. Answering a
+draft from a plan costs one search.
 """
 
 from __future__ import annotations
@@ -14,13 +18,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import NamedTuple
 
+from django.db import connection
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from console import heap, limits
+from jobs.admission import plans
+from jobs.admission.plans import Plan
 from jobs.admission.queued import queued_job
-from jobs.admission.state import Seen, epoch, load_consistent, moment, sched_nodes, seen
+from jobs.admission.state import epoch, load_consistent, moment, sched_nodes, seen
 from jobs.admission.words import Names, say, why_never
 from jobs.models import Job, Priority
 from jobs.scheduling import core, forecast, never_fits, passes
@@ -32,70 +39,139 @@ from resources.placement.availability import demand_of, project_pools
 from resources.placement.words import elsewhere_text
 
 DRAFT_ID = -1
-# A plan is kept while nothing changes until its next start or end comes (state.Seen),
-# but not longer than this: the change log it is checked against keeps 10 minutes.
-MAX_AGE_SECONDS = 300.0
-# While a running job is past its end (being stopped), the plan has it leave a minute after
-# the plan's moment: made again this often then.
-OVERDUE_AGE_SECONDS = 30.0
-# Up to this many queued jobs the plan is admission's own pass (a few hundred ms at most,
-# measured with tests.bench.scheduler_core); beyond, the last pass's plan replayed.
+# Up to this many queued jobs the plan is made on the spot when none published holds (a
+# few hundred ms at most, measured with tests.bench.scheduler_core), as admission's own
+# pass; beyond, the last plan answers while the next pass makes the next one.
 EXACT_QUEUE = 300
+# How long a long queue's last plan answers while no pass publishes a newer one (the worker
+# is down or far behind): then it is made here again, from the last pass's reservations.
+STALE_SECONDS = 60.0
 
 _lock = threading.Lock()  # guards _cached
 _build_lock = threading.Lock()  # one rebuild at a time per process; the others wait for it
 _forecast_lock = threading.Lock()
 
-
-@dataclass(frozen=True)
-class Plan:
-    """Admission's plan of the queue, and the database snapshot it was made from."""
-
-    schedule: core.Schedule
-    seen: Seen  # the state it was made of, and how long it holds
-    built: float  # time.monotonic()
-    checked_at: datetime  # when it was last found to still hold
-    exact: bool = True  # admission's own pass; else the last pass's plan replayed
-
-
 _cached: Plan | None = None
 
 
 def _still_holds(plan: Plan) -> bool:
-    """Nothing admission plans from changed since ``plan``'s snapshot (one query)."""
-    if time.monotonic() - plan.built > MAX_AGE_SECONDS:
+    if plan.age() > plans.MAX_AGE_SECONDS:
         return False
     return plan.seen.holds(epoch(timezone.now()))
 
 
-def current_plan() -> Plan:
-    """Admission's plan of the queue as it is now (SPEC Q5): the same function admission
-    runs, on the same state, checked against the database on every call.
+def _long(plan: Plan | None) -> bool:
+    return plan is not None and len(plan.schedule.order) > EXACT_QUEUE
 
-    The plan is kept between calls while nothing it depends on changes (one cheap query
-    proves it), so whichever web process answers, it answers from the current state.
+
+def current_plan() -> Plan:
+    """Admission's plan of the queue as it is now (SPEC Q5), checked against the database
+    on every call: this process's, else the newest the admission pass published, else
+    (a short queue, or no pass for a while) made here.
+
+    On a long queue changed since this process's plan, that plan answers, dated by its
+    ``checked_at``, while a thread of the process takes the plan the next pass publishes
+    (unpickling a long queue's plan costs about a second: no request waits for it).
     """
-    global _cached
     with _lock:
         plan = _cached
     if plan is not None and _still_holds(plan):
         return _checked(plan)
+    if _long(plan) and plan.age() < STALE_SECONDS:
+        _refresh_soon()
+        return plan
     with _build_lock:
         with _lock:
             plan = _cached
         if plan is not None and _still_holds(plan):  # another thread made it meanwhile
             return _checked(plan)
-        # A long queue's plan is about a million objects: kept out of the collector's passes
-        # (heap.made_frozen, which collects the whole heap first: for a short queue's plan,
-        # a few thousand objects, that costs more than it saves). The last plan tells which.
-        long = plan is None or len(plan.schedule.order) > EXACT_QUEUE
-        with _lock:
-            _cached = plan = None  # the old plan goes before the new one is made
-        made = passes.without_gc(_made)
-        plan = heap.made_frozen(made) if long else made()
-        with _lock:
-            _cached = plan
-        return plan
+        long = plan is None or _long(plan)
+        token = plans.published_token()
+        if token and token != (plan.token if plan else ""):
+            # The old plan goes before the next one is loaded: two would double the memory.
+            plan = None
+            _drop()
+            plan = _kept(lambda: plans.load(token), long)
+            if plan is not None and _still_holds(plan):
+                return _checked(plan)
+        if _long(plan) and plan.age() < STALE_SECONDS:
+            return plan
+        plan = None
+        _drop()
+        return _kept(_made, long)
+
+
+# The published plan is looked for at most this often while a long queue's last plan answers.
+LOOK_SECONDS = 1.0
+_refresher: threading.Thread | None = None
+_looked = 0.0  # time.monotonic() of the last look
+
+
+def _refresh_soon() -> None:
+    """Take the newest published plan in a thread of its own, if one is not already
+    doing so and the last look was not a moment ago."""
+    global _refresher, _looked
+    with _lock:
+        now = time.monotonic()
+        if (_refresher is not None and _refresher.is_alive()) or now - _looked < LOOK_SECONDS:
+            return
+        _looked = now
+        _refresher = threading.Thread(target=_refresh, name="queue-plan", daemon=True)
+        _refresher.start()
+
+
+def _refresh() -> None:
+    try:
+        with _build_lock:
+            with _lock:
+                plan = _cached
+            token = plans.published_token()
+            if plan is None or not token or token == plan.token:
+                return  # nothing newer: the pass a change asks for has not published yet
+            # Made beside the old plan, which answers meanwhile: both for a moment.
+            made = heap.made_frozen_beside(
+                passes.without_gc(lambda: _newer(plans.load(token), plan))
+            )
+            if made is not None:
+                _keep(made)
+    finally:
+        connection.close()  # this thread's own connection (the plan's check)
+
+
+def _newer(loaded: Plan | None, than: Plan) -> Plan | None:
+    return loaded if loaded is not None and loaded.seen.now >= than.seen.now else None
+
+
+def settle() -> None:
+    """Wait until a plan being taken in the background is taken (tests, shutdown)."""
+    refresher = _refresher
+    if refresher is not None:
+        refresher.join()
+
+
+def _drop() -> None:
+    global _cached
+    with _lock:
+        _cached = None
+
+
+def _kept(make, long: bool) -> Plan | None:
+    """``make()`` a plan and keep it as this process's (unless None).
+
+    A long queue's plan is about a million objects: kept out of the collector's passes
+    (heap.made_frozen, which collects the whole heap first: for a short queue's plan, a few
+    thousand objects, that costs more than it saves). The last plan tells which."""
+    made = passes.without_gc(make)
+    plan = heap.made_frozen(made) if long else made()
+    if plan is not None:
+        _keep(plan)
+    return plan
+
+
+def _keep(plan: Plan) -> None:
+    global _cached
+    with _lock:
+        _cached = plan
 
 
 def _made() -> Plan:
@@ -105,12 +181,18 @@ def _made() -> Plan:
     exact = len(state.queue) <= EXACT_QUEUE
     make = passes.schedule if exact else passes.replay
     schedule = make(state.nodes, state.running, state.queue, state.now, state.committed)
-    made_of = seen(state, snapshot, last, schedule.reservations, OVERDUE_AGE_SECONDS)
-    return Plan(schedule, made_of, time.monotonic(), timezone.now(), exact)
+    made_of = seen(state, snapshot, last, schedule.reservations, plans.OVERDUE_SECONDS)
+    return Plan(schedule, made_of, made=state.now, checked_at=timezone.now(), exact=exact)
 
 
 def _checked(plan: Plan) -> Plan:
-    return replace(plan, checked_at=timezone.now())
+    """The plan, found to hold now: kept so (a long queue's last plan answers as of then)."""
+    global _cached
+    checked = replace(plan, checked_at=timezone.now())
+    with _lock:
+        if _cached is plan:
+            _cached = checked
+    return checked
 
 
 def current_schedule() -> core.Schedule:
@@ -118,9 +200,8 @@ def current_schedule() -> core.Schedule:
 
 
 def forget_schedule() -> None:
-    global _cached
-    with _lock:
-        _cached = None
+    settle()
+    _drop()
 
 
 def draft_from(data: dict, project, *, job_id: int = DRAFT_ID) -> QueuedJob | None:

@@ -239,14 +239,17 @@ def _read(now: datetime | None) -> tuple[State, str, int]:
         return load(now), snapshot, last
 
 
-def unchanged_since(snapshot: str, last_change: int) -> bool:
+def unchanged_since(snapshot: str, last_change: int, own: tuple[str, ...] = ()) -> bool:
     """Nothing a plan depends on changed since ``snapshot`` (one query): no change newer
-    than the last it saw, and none by a transaction that had not committed then."""
+    than the last it saw, and none by a transaction that had not committed then, except
+    those of the ``own`` transactions (the writes of the pass that made the plan, which the
+    plan already holds)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT NOT EXISTS (SELECT 1 FROM jobs_queue_change WHERE id > %s"
-            " OR NOT pg_visible_in_snapshot(xid, %s::pg_snapshot))",
-            [last_change, snapshot],
+            "SELECT NOT EXISTS (SELECT 1 FROM jobs_queue_change WHERE (id > %s"
+            " OR NOT pg_visible_in_snapshot(xid, %s::pg_snapshot))"
+            " AND xid <> ALL(%s::text[]::xid8[]))",
+            [last_change, snapshot, list(own)],
         )
         return cursor.fetchone()[0]
 
@@ -256,16 +259,22 @@ class Seen:
     """The state a plan was made of: the snapshot it was read under, the newest change it
     saw, its moment, and when the plan changes by itself (a reservation starts, a running
     job reaches its end). Until then, and while nothing it was read from changed, the
-    plan is still the one a pass would make: time alone changes nothing else."""
+    plan is still the one a pass would make: time alone changes nothing else.
+
+    ``own``: the transactions that wrote the plan's own decisions (an admission pass's
+    admissions and standings, ids as text): the plan already holds what they changed."""
 
     snapshot: str
     last_change: int
     now: float
     due: float
+    own: tuple[str, ...] = ()
 
     def holds(self, now: float) -> bool:
         """Whether a plan of this state is still the plan at ``now`` (one query)."""
-        return self.now <= now < self.due and unchanged_since(self.snapshot, self.last_change)
+        return self.now <= now < self.due and unchanged_since(
+            self.snapshot, self.last_change, self.own
+        )
 
 
 def seen(
@@ -274,14 +283,17 @@ def seen(
     last_change: int,
     reservations: Mapping[int, Reservation],
     overdue_for: float,
+    own: tuple[str, ...] = (),
 ) -> Seen:
     """What a plan of ``state`` (its ``reservations``) rests on. ``overdue_for``: how long
     it holds while a running job is past its end; such a job, being stopped, is planned to
     leave a minute after the plan's moment, whatever that moment is."""
     now = state.now
     later = [r.start for r in reservations.values() if r.start is not None and r.start > now]
+    # A job the plan starts now runs from now on: its end is a change like a running job's.
+    later += [r.end for r in reservations.values() if r.start == now and r.end is not None]
     later += [job.ends_at for job in state.running if job.ends_at > now]
     due = min(later, default=inf)
     if any(job.ends_at <= now for job in state.running):
         due = min(due, now + overdue_for)
-    return Seen(snapshot, last_change, now, due)
+    return Seen(snapshot, last_change, now, due, own)

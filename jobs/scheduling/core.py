@@ -24,7 +24,7 @@ The property test in tests/jobs/test_scheduling_property.py simulates exactly th
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from math import inf
@@ -94,6 +94,27 @@ class Schedule:
         self.keys: list[tuple] = []  # queue_key of each job, in order
         self.ahead_cache: dict[int, Profile] = {}  # see predict.ahead
         self.fit_now_cache: dict[tuple, int] = {}  # see predict._fit_now
+
+    def __getstate__(self) -> dict:
+        """What travels when the plan is stored (jobs.admission.plans): the plan itself,
+        not what searches learnt (made again on demand) nor the reservations, which are
+        derived from the bookings (:meth:`reservation` works one out when asked)."""
+        state = self.__dict__.copy()
+        for name in ("_capable", "_capable_sets", "_allowed", "reasons_cache", "ahead_cache",
+                     "fit_now_cache"):  # fmt: skip
+            state[name] = {}
+        state["reservations"], state["admissions"] = None, []
+        return state
+
+    def reservation(self, job_id: int) -> Reservation | None:
+        """A queued job's reservation (None if the plan does not hold the job)."""
+        if self.reservations is not None:
+            return self.reservations.get(job_id)
+        booking = self.bookings.get(job_id)
+        if booking is None:
+            return None
+        job = next(job for job in self.order if job.id == job_id)
+        return self._reservation(job, booking, bisect_left(self.keys, job.queue_key) + 1)
 
     # -- the pass ---------------------------------------------------------------------------
 

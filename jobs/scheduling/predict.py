@@ -99,7 +99,7 @@ def forecast(
 def standing(schedule: core.Schedule, job_id: int) -> Prediction | None:
     """What the plan says of a job it already holds (just submitted, say): its own
     reservation, in the same terms as a draft's forecast. None if the plan lacks it."""
-    reservation = schedule.reservations.get(job_id)
+    reservation = schedule.reservation(job_id)
     if reservation is None:
         return None
     now = reservation.start == schedule.now

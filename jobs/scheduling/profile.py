@@ -341,6 +341,11 @@ class Profile:
         self.changes: list[int] = []
         self.groups: dict[object, object] = {}
 
+    def __getstate__(self) -> dict:
+        """A stored profile leaves the groups' searches behind (made again on demand); the
+        change list only serves them, so it goes too."""
+        return {**self.__dict__, "groups": {}, "changes": []}
+
     def add(self, index: int, key: object, item: Item) -> None:
         self.timelines[index].add(key, item)
         self.changes.append(index)

@@ -54,7 +54,7 @@ def _inventory():
     return user, project, specs, image
 
 
-def _queue(user, project, specs, image, count: int, rng: random.Random):
+def _queue(user, project, specs, image, count: int, rng: random.Random, prefix: str = "j"):
     from django.utils import timezone
 
     from jobs.models import Job, JobSpecChoice
@@ -62,7 +62,7 @@ def _queue(user, project, specs, image, count: int, rng: random.Random):
     now = timezone.now()
     jobs = Job.objects.bulk_create(
         Job(
-            name=f"j{i}",
+            name=f"{prefix}{i}",
             owner=user,
             project=project,
             image=image,
@@ -151,6 +151,7 @@ def prediction_page():
             "subtask_count": "0",
             "dataset_count": "0",
         }
+        from jobs.admission import plans
         from jobs.admission.db import run_pass
 
         started = time.perf_counter()
@@ -159,33 +160,75 @@ def prediction_page():
         started = time.perf_counter()
         run_pass()  # finds nothing to change, but plans the queue to know it
         confirming = time.perf_counter() - started
+        published = prediction.current_plan().schedule
+        started = time.perf_counter()
+        plans.publish(published, prediction.current_plan().seen)
+        publish_ms = (time.perf_counter() - started) * 1000
         prediction.forget_schedule()
         started = time.perf_counter()
         client.post("/jobs/new/predict/", data)
-        cold = (time.perf_counter() - started) * 1000
+        taken = (time.perf_counter() - started) * 1000
         # Answers while nothing changes: from the kept plan, checked by one query each.
         samples = timings(lambda: client.post("/jobs/new/predict/", data), runs=50, warmup=2)
+        # A submit: the plan no longer holds until the pass it asks for publishes the next.
+        _queue(user, project, specs, image, 1, random.Random(6), prefix="submitted")
+        started = time.perf_counter()
+        client.post("/jobs/new/predict/", data)
+        changed = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        run_pass()
+        next_pass = time.perf_counter() - started
+        started = time.perf_counter()
+        client.post("/jobs/new/predict/", data)
+        after_pass = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        prediction.settle()  # the published plan, taken by a thread of the process
+        taken_behind = (time.perf_counter() - started) * 1000 + after_pass
+        started = time.perf_counter()
+        client.post("/jobs/new/predict/", data)
+        on_new_plan = (time.perf_counter() - started) * 1000
+        run_pass()  # changes nothing: the next one is skipped
         # Nothing changed since a pass that changed nothing: skipped after one query.
         started = time.perf_counter()
         run_pass()
-        next_pass = (time.perf_counter() - started) * 1000
+        quiet_pass = (time.perf_counter() - started) * 1000
+        # No pass for a while (the worker down): this process plans the queue itself.
+        plans.forget()
+        prediction.forget_schedule()
+        _queue(user, project, specs, image, 1, random.Random(7), prefix="later")
         started = time.perf_counter()
         client.post("/jobs/new/predict/", data)
-        after_still = (time.perf_counter() - started) * 1000
+        made_here = (time.perf_counter() - started) * 1000
         return [
             (
                 "prediction answer (/jobs/new/predict/), 10,000 queued jobs, 1,000 nodes",
-                f"{p50_p95(samples)} while the queue is unchanged; the first answer after a "
-                f"change (admission's plan made again): {cold:.0f} ms",
+                f"{p50_p95(samples)} while the queue is unchanged (target p95 ≤ 25 ms)",
+            ),
+            (
+                "  first answer after a submit, before the pass it asks for (last plan, dated)",
+                f"{changed:.0f} ms (target ≤ 200 ms)",
+            ),
+            (
+                "  first answer after that pass (the last plan; the pass's taken in a thread)",
+                f"{after_pass:.0f} ms (target ≤ 200 ms); the published plan in use "
+                f"{taken_behind:.0f} ms after the pass, its first answer {on_new_plan:.0f} ms",
+            ),
+            (
+                "  a new web process's first answer (the published plan taken on the request)",
+                f"{taken:.0f} ms",
+            ),
+            (
+                "  plan made by the web process (no pass published one: worker down)",
+                f"{made_here:.0f} ms",
             ),
             (
                 "admission pass over 10,000 queued jobs, 1,000 nodes (with writes)",
                 f"{full_pass:.1f} s; the pass after it (nothing to change, planned to know "
-                f"it): {confirming:.1f} s; the next pass, nothing changed since: "
-                f"{next_pass:.1f} ms",
+                f"it): {confirming:.1f} s; after one submit: {next_pass:.1f} s; the next pass, "
+                f"nothing changed since: {quiet_pass:.1f} ms",
             ),
             (
-                "  the first prediction answer after that pass (target: the plan kept)",
-                f"{after_still:.0f} ms",
+                "  publishing the plan (pickled to the cache), part of a pass",
+                f"{publish_ms:.0f} ms",
             ),
         ]

@@ -61,6 +61,7 @@ def test_a_long_queues_plan_is_kept_out_of_the_collectors_passes(
     prediction.current_plan()  # the last plan's queue was short: made with the collector paused
     assert gc.get_freeze_count() == 0
     monkeypatch.setattr(prediction, "EXACT_QUEUE", 1)  # two queued jobs are now a long queue
+    monkeypatch.setattr(prediction, "STALE_SECONDS", -1.0)  # no pass comes: made here
     JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
     prediction.current_plan()
     assert gc.get_freeze_count() > 0

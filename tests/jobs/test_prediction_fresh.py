@@ -6,29 +6,21 @@ from __future__ import annotations
 import random
 import re
 import socket
+import time
 
-import psycopg
 import pytest
 from django.db import connection
 
 from console.celery import app
 from jobs import hooks, operations
-from jobs.admission import prediction
+from jobs.admission import plans, prediction
 from jobs.admission.db import run_pass
 from jobs.models import Job, Phase, Priority
 from resources.models import Allocation, Node
-from tests.helpers import live_session, start_web_process
+from tests.helpers import live_session, other_connection, start_web_process
 from tests.jobs.factories import JobFactory
 
 pytestmark = pytest.mark.usefixtures("transactional_db")
-
-
-def _other_connection() -> psycopg.Connection:
-    """A second connection to the test database, as another web or worker process has."""
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    return psycopg.connect(**params)
 
 
 def test_the_plan_is_kept_while_nothing_changes(alice, vision, inventory):
@@ -67,7 +59,7 @@ def test_a_change_committed_after_the_plan_was_read_is_seen(alice, vision, inven
     """A transaction already under way when the plan is made commits afterwards: its change
     was invisible to the plan, and the next answer must not use that plan."""
     job = JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
-    with _other_connection() as other:
+    with other_connection() as other:
         other.execute("UPDATE jobs_job SET priority = %s WHERE id = %s", [Priority.URGENT, job.pk])
         plan = prediction.current_plan()  # the update is not committed yet
         assert plan.schedule.order[0].priority == Priority.NORMAL
@@ -80,7 +72,7 @@ def test_a_change_committed_after_the_plan_was_read_is_seen(alice, vision, inven
 def test_a_change_rolled_back_keeps_the_plan(alice, vision, inventory):
     job = JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
     plan = prediction.current_plan()
-    with _other_connection() as other:
+    with other_connection() as other:
         other.execute("UPDATE jobs_job SET priority = %s WHERE id = %s", [Priority.URGENT, job.pk])
         other.rollback()
     assert prediction.current_plan().schedule is plan.schedule
@@ -144,11 +136,13 @@ def test_the_plan_is_kept_until_a_start_or_an_end_comes(alice, vision, inventory
     assert run_pass().admitted == [first.pk]  # the second waits for the first's end
     start = timezone.now()
     later = {"seconds": 0.0}
-    monkeypatch.setattr(prediction, "MAX_AGE_SECONDS", 10 * 3600.0)  # only the end counts
+    monkeypatch.setattr(plans, "MAX_AGE_SECONDS", 10 * 3600.0)  # only the end counts
     monkeypatch.setattr(timezone, "now", lambda: start + timedelta(seconds=later["seconds"]))
-    monkeypatch.setattr(prediction, "time", SimpleNamespace(monotonic=lambda: later["seconds"]))
+    clock = SimpleNamespace(time=lambda: start.timestamp() + later["seconds"], sleep=time.sleep)
+    monkeypatch.setattr(plans, "time", clock)
     prediction.forget_schedule()
-    plan = prediction.current_plan()
+    plan = prediction.current_plan()  # the pass's, published
+    assert plan.token == plans.published_token()
     later["seconds"] = 240.0  # four minutes on, nothing started or ended
     assert prediction.current_plan().schedule is plan.schedule
     later["seconds"] = 3600.0 + 60  # the first's end has come: the second may start
@@ -254,11 +248,16 @@ def test_a_long_queue_is_planned_from_the_last_pass_and_the_panel_says_so(
 ):
     JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
     run_pass()
+    plans.forget()  # no plan published: this process must make it
     monkeypatch.setattr(prediction, "EXACT_QUEUE", -1)  # any queue is "long"
     assert not prediction.current_plan().exact
     client.force_login(alice)
     panel = client.post("/jobs/new/predict/", job_post()).content.decode()
     assert "planned as the last admission pass left it" in panel
     monkeypatch.setattr(prediction, "EXACT_QUEUE", 300)
+    prediction.forget_schedule()
+    assert prediction.current_plan().exact
+    run_pass()  # the pass's own plan, published, is exact whatever the queue's length
+    monkeypatch.setattr(prediction, "EXACT_QUEUE", -1)
     prediction.forget_schedule()
     assert prediction.current_plan().exact

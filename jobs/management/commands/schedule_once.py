@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 from django.utils import translation
 
 from console.busy import unavailable
@@ -61,6 +62,10 @@ class Command(BaseCommand):
             except Exception as error:
                 if not unavailable(error):
                     raise
+                # The pool goes too, before its warnings are let through again: its own
+                # thread would go on trying to connect, and say so on the way out.
+                if getattr(connection, "pool", None) is not None:
+                    connection.close_pool()
                 # One line, not a trace: the operator's next step is the server, not the code.
                 first = (str(error).strip().splitlines() or [type(error).__name__])[0]
                 raise CommandError(

@@ -1,0 +1,107 @@
+"""The queue's plan, made once by the admission pass and shared with every web process.
+
+The form's prediction answers from admission's own plan of the queue (SPEC J24, Q5). Making
+that plan costs seconds on a long queue, so a web process must not make it on a request:
+the admission pass, which makes it anyway, publishes it to the cache once its decisions are
+written (:func:`publish`), with what it rests on (:class:`~jobs.admission.state.Seen`, its
+own writes included); a web process whose plan is out of date takes the newest published
+one (:func:`newest`), one cache read and one unpickling, and checks it like its own.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.core.cache import cache
+
+from jobs.admission.state import Seen, moment
+from jobs.scheduling import core, passes
+
+# A plan is not used after this long: the change log it is checked against keeps 10 minutes.
+MAX_AGE_SECONDS = 300.0
+# While a running job is past its end (being stopped), a plan has it leave a minute after the
+# plan's moment: so such a plan holds this long only.
+OVERDUE_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Admission's plan of the queue, and the database snapshot it was made from."""
+
+    schedule: core.Schedule
+    seen: Seen  # the state it was made of, and how long it holds
+    made: float  # time.time() when it was made: its age, in any process
+    checked_at: datetime  # when it was last found to still hold
+    exact: bool = True  # admission's own pass; else the last pass's plan replayed
+    token: str = ""  # the published plan's name; "" for one this process made
+
+    def age(self) -> float:
+        return time.time() - self.made
+
+
+def _keys() -> tuple[str, str]:
+    # One cache may serve consoles on several databases (a bench beside a checkout): a plan
+    # is only ever checked against the database it was read from.
+    name = settings.DATABASES["default"]["NAME"]
+    return f"queue-plan-token:{name}", f"queue-plan:{name}"
+
+
+def publish(schedule: core.Schedule, seen: Seen) -> str:
+    """Offer the pass's plan to the web processes; returns its token."""
+    token = uuid.uuid4().hex
+    blob = pickle.dumps((token, schedule, seen, time.time()), protocol=pickle.HIGHEST_PROTOCOL)
+    token_key, plan_key = _keys()
+    # The plan first: a process that reads the new token finds the plan it names (or a
+    # newer one, which names itself).
+    cache.set(plan_key, blob, timeout=MAX_AGE_SECONDS)
+    cache.set(token_key, token, timeout=MAX_AGE_SECONDS)
+    return token
+
+
+def published_token() -> str | None:
+    """The name of the plan published last (None if none is): one small read."""
+    return cache.get(_keys()[0])
+
+
+def load(token: str) -> Plan | None:
+    """The published plan (None if it is gone); the newest, which may be newer than the one
+    ``token`` named: it names itself."""
+    blob = cache.get(_keys()[1])
+    if blob is None:
+        return None
+    token, schedule, seen, made = passes.without_gc(pickle.load)(_Frames(blob))
+    return Plan(schedule, seen, made, checked_at=moment(seen.now), token=token)
+
+
+class _Frames:
+    """The blob as a file read frame by frame (pickle frames are 64 KiB): ``pickle.loads``
+    holds the interpreter for the whole third of a second a long queue's plan takes, so a
+    web process's requests would wait for it; reading each frame here first lets them run
+    between two frames while a thread of the process takes the plan."""
+
+    def __init__(self, blob: bytes):
+        self.view, self.at = memoryview(blob), 0
+
+    def read(self, size: int = -1) -> bytes:
+        time.sleep(0)  # let another thread have the interpreter, if one waits for it
+        start = self.at
+        self.at = len(self.view) if size < 0 else min(start + size, len(self.view))
+        return self.view[start : self.at].tobytes()
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def readline(self) -> bytes:
+        end = bytes(self.view[self.at :]).find(b"\n")
+        return self.read(-1 if end < 0 else end + 1)
+
+
+def forget() -> None:
+    cache.delete_many(_keys())
