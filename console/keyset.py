@@ -45,6 +45,7 @@ def _whole(value: object) -> int:
 def _text(value: object) -> str:
     if not isinstance(value, str) or "\x00" in value:
         raise ValueError(value)  # PostgreSQL text holds no NUL
+    value.encode()  # nor a lone surrogate (UnicodeEncodeError, a ValueError)
     return value
 
 

@@ -259,6 +259,34 @@ ADMITTED_STANDING = {
 }
 
 
+# The standing of every waiting job, in one statement (its own transaction, whose id it
+# returns with how many jobs it changed).
+RECORD = """
+    WITH changed AS (
+        UPDATE jobs_job SET
+            queue_position = v.position,
+            latest_start = v.start,
+            wait_reason = v.reason,
+            wait_detail = v.detail,
+            blockers = v.blockers,
+            reservation = v.stored
+        FROM (
+            SELECT id, position, start, reason, detail, stored,
+                   ARRAY(SELECT jsonb_array_elements_text(blocking)::bigint) AS blockers
+            FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::text[],
+                        %s::jsonb[], %s::jsonb[], %s::jsonb[])
+                 AS u(id, position, start, reason, detail, blocking, stored)
+        ) AS v
+        WHERE jobs_job.id = v.id AND jobs_job.phase = %s
+          AND (jobs_job.queue_position, jobs_job.latest_start, jobs_job.wait_reason,
+               jobs_job.wait_detail, jobs_job.blockers, jobs_job.reservation)
+              IS DISTINCT FROM (v.position, v.start, v.reason, v.detail, v.blockers, v.stored)
+        RETURNING 1
+    )
+    SELECT count(*), pg_current_xact_id_if_assigned()::text FROM changed
+"""
+
+
 def _record(
     reservations: dict[int, Reservation], state: State, admitted: list[int], own: list[str]
 ) -> int:
@@ -296,30 +324,10 @@ def _record(
             if reservation.start is not None
             else None
         )
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE jobs_job SET
-                queue_position = v.position,
-                latest_start = v.start,
-                wait_reason = v.reason,
-                wait_detail = v.detail,
-                blockers = v.blockers,
-                reservation = v.stored
-            FROM (
-                SELECT id, position, start, reason, detail, stored,
-                       ARRAY(SELECT jsonb_array_elements_text(blocking)::bigint) AS blockers
-                FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::text[],
-                            %s::jsonb[], %s::jsonb[], %s::jsonb[])
-                     AS u(id, position, start, reason, detail, blocking, stored)
-            ) AS v
-            WHERE jobs_job.id = v.id AND jobs_job.phase = %s
-              AND (jobs_job.queue_position, jobs_job.latest_start, jobs_job.wait_reason,
-                   jobs_job.wait_detail, jobs_job.blockers, jobs_job.reservation)
-                  IS DISTINCT FROM (v.position, v.start, v.reason, v.detail, v.blockers, v.stored)
-            """,
-            [ids, positions, starts, reasons, details, blockers, stored, Phase.QUEUED],
-        )
-        if cursor.rowcount:
-            own.append(_xid())
-        return cursor.rowcount
+    params = [ids, positions, starts, reasons, details, blockers, stored, Phase.QUEUED]
+    with connection.cursor() as cursor:
+        cursor.execute(RECORD, params)
+        changed, xid = cursor.fetchone()
+    if changed:
+        own.append(xid)
+    return changed

@@ -99,22 +99,19 @@ class Schedule:
         """What travels when the plan is stored (jobs.admission.plans): the plan itself,
         not what searches learnt (made again on demand) nor the reservations, which are
         derived from the bookings (:meth:`reservation` works one out when asked)."""
-        state = self.__dict__.copy()
+        state = {**self.__dict__, "reservations": None, "admissions": []}
         for name in ("_capable", "_capable_sets", "_allowed", "reasons_cache", "ahead_cache",
                      "fit_now_cache"):  # fmt: skip
             state[name] = {}
-        state["reservations"], state["admissions"] = None, []
         return state
 
     def reservation(self, job_id: int) -> Reservation | None:
         """A queued job's reservation (None if the plan does not hold the job)."""
-        if self.reservations is not None:
-            return self.reservations.get(job_id)
-        booking = self.bookings.get(job_id)
-        if booking is None:
-            return None
+        if self.reservations is not None or job_id not in self.bookings:
+            return (self.reservations or {}).get(job_id)
         job = next(job for job in self.order if job.id == job_id)
-        return self._reservation(job, booking, bisect_left(self.keys, job.queue_key) + 1)
+        position = bisect_left(self.keys, job.queue_key) + 1
+        return self._reservation(job, self.bookings[job_id], position)
 
     # -- the pass ---------------------------------------------------------------------------
 
