@@ -35,7 +35,6 @@ from jobs.admission.state import (
 from jobs.admission.words import Names, say, to_json
 from jobs.models import Job, Phase
 from jobs.scheduling import passes
-from jobs.scheduling.core import Schedule
 from jobs.scheduling.data import Reservation
 from resources.models import Allocation, NodeSpec
 
@@ -132,43 +131,12 @@ def run_pass(now: datetime | None = None) -> PassResult:
             # An overdue job leaves a minute after each pass's moment: never quiet then.
             plan = seen(state, snapshot, last, result.reservations, overdue_for=0.0)
             _quiet = Quiet(plan, len(state.queue), time.monotonic() + QUIET_SECONDS)
-        _publish(result, seen(state, snapshot, last, result.reservations, plans.OVERDUE_SECONDS,
+        plans.offer(result, seen(state, snapshot, last, result.reservations, plans.OVERDUE_SECONDS,
                               tuple(own)))  # fmt: skip
         return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted))
     finally:
         translation.activate(language) if language else translation.deactivate()
         _unlock()
-
-
-@dataclass(frozen=True)
-class Published:
-    seen: Seen
-    token: str
-    at: float  # time.monotonic()
-
-
-_published: Published | None = None  # the plan this process published last
-
-
-def _publish(result: Schedule, made_of: Seen) -> None:
-    """Offer the pass's plan to the form's prediction (jobs.admission.plans), unless the
-    one published last is still there and still holds: a pass that changed nothing plans
-    what it planned. It is offered again before it would expire."""
-    global _published
-    last = _published
-    if (
-        made_of.own
-        or last is None
-        or time.monotonic() - last.at > plans.MAX_AGE_SECONDS / 2
-        or plans.published_token() != last.token
-        or not last.seen.holds(made_of.now)
-    ):
-        try:
-            token = plans.publish(result, made_of)
-        except Exception:  # the decisions are written: the web processes plan for themselves
-            log.exception("The admission pass's plan could not be published")
-            return
-        _published = Published(made_of, token, time.monotonic())
 
 
 def _xid() -> str:

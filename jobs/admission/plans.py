@@ -3,13 +3,15 @@
 The form's prediction answers from admission's own plan of the queue (SPEC J24, Q5). Making
 that plan costs seconds on a long queue, so a web process must not make it on a request:
 the admission pass, which makes it anyway, publishes it to the cache once its decisions are
-written (:func:`publish`), with what it rests on (:class:`~jobs.admission.state.Seen`, its
+written (:func:`offer`), with what it rests on (:class:`~jobs.admission.state.Seen`, its
 own writes included); a web process whose plan is out of date takes the newest published
-one (:func:`newest`), one cache read and one unpickling, and checks it like its own.
+one (:func:`published_token`, then :func:`load`: one cache read and one unpickling), and
+checks it like its own.
 """
 
 from __future__ import annotations
 
+import logging
 import pickle
 import time
 import uuid
@@ -21,6 +23,8 @@ from django.core.cache import cache
 
 from jobs.admission.state import Seen, moment
 from jobs.scheduling import core, passes
+
+log = logging.getLogger(__name__)
 
 # A plan is not used after this long: the change log it is checked against keeps 10 minutes.
 MAX_AGE_SECONDS = 300.0
@@ -51,6 +55,38 @@ def _keys() -> tuple[str, str]:
     return f"queue-plan-token:{name}", f"queue-plan:{name}"
 
 
+@dataclass(frozen=True)
+class Published:
+    seen: Seen
+    token: str
+    at: float  # time.monotonic()
+
+
+_published: Published | None = None  # the plan this process published last
+
+
+def offer(schedule: core.Schedule, seen: Seen) -> None:
+    """Publish a pass's plan, unless the one this process published last is still there
+    and still holds (a pass that changed nothing plans what it planned); again before it
+    would expire. A failure is logged: the pass's decisions are written, and the web
+    processes plan for themselves meanwhile."""
+    global _published
+    last = _published
+    if (
+        seen.own
+        or last is None
+        or time.monotonic() - last.at > MAX_AGE_SECONDS / 2
+        or published_token() != last.token
+        or not last.seen.holds(seen.now)
+    ):
+        try:
+            token = publish(schedule, seen)
+        except Exception:
+            log.exception("The admission pass's plan could not be published")
+            return
+        _published = Published(seen, token, time.monotonic())
+
+
 def publish(schedule: core.Schedule, seen: Seen) -> str:
     """Offer the pass's plan to the web processes; returns its token."""
     token = uuid.uuid4().hex
@@ -68,9 +104,9 @@ def published_token() -> str | None:
     return cache.get(_keys()[0])
 
 
-def load(token: str) -> Plan | None:
-    """The published plan (None if it is gone); the newest, which may be newer than the one
-    ``token`` named: it names itself."""
+def load() -> Plan | None:
+    """The plan published last (None if it is gone): it names itself, and may be newer
+    than the token read just before."""
     blob = cache.get(_keys()[1])
     if blob is None:
         return None
@@ -85,7 +121,7 @@ class _Frames:
     between two frames while a thread of the process takes the plan."""
 
     def __init__(self, blob: bytes):
-        self.view, self.at = memoryview(blob), 0
+        self.blob, self.view, self.at = blob, memoryview(blob), 0
 
     def read(self, size: int = -1) -> bytes:
         time.sleep(0)  # let another thread have the interpreter, if one waits for it
@@ -99,8 +135,8 @@ class _Frames:
         return len(data)
 
     def readline(self) -> bytes:
-        end = bytes(self.view[self.at :]).find(b"\n")
-        return self.read(-1 if end < 0 else end + 1)
+        end = self.blob.find(b"\n", self.at)
+        return self.read(-1 if end < 0 else end + 1 - self.at)
 
 
 def forget() -> None:

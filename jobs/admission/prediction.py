@@ -64,6 +64,11 @@ def _long(plan: Plan | None) -> bool:
     return plan is not None and len(plan.schedule.order) > EXACT_QUEUE
 
 
+def _answers_meanwhile(plan: Plan | None) -> bool:
+    """A long queue's last plan answers while the next pass is under way."""
+    return _long(plan) and plan.age() < STALE_SECONDS
+
+
 def current_plan() -> Plan:
     """Admission's plan of the queue as it is now (SPEC Q5), checked against the database
     on every call: this process's, else the newest the admission pass published, else
@@ -77,7 +82,7 @@ def current_plan() -> Plan:
         plan = _cached
     if plan is not None and _still_holds(plan):
         return _checked(plan)
-    if _long(plan) and plan.age() < STALE_SECONDS:
+    if _answers_meanwhile(plan):
         _refresh_soon()
         return plan
     with _build_lock:
@@ -91,10 +96,10 @@ def current_plan() -> Plan:
             # The old plan goes before the next one is loaded: two would double the memory.
             plan = None
             _drop()
-            plan = _kept(lambda: plans.load(token), long)
+            plan = _kept(plans.load, long)
             if plan is not None and _still_holds(plan):
                 return _checked(plan)
-        if _long(plan) and plan.age() < STALE_SECONDS:
+        if _answers_meanwhile(plan):
             return plan
         plan = None
         _drop()
@@ -129,9 +134,7 @@ def _refresh() -> None:
             if plan is None or not token or token == plan.token:
                 return  # nothing newer: the pass a change asks for has not published yet
             # Made beside the old plan, which answers meanwhile: both for a moment.
-            made = heap.made_frozen_beside(
-                passes.without_gc(lambda: _newer(plans.load(token), plan))
-            )
+            made = heap.made_frozen_beside(passes.without_gc(lambda: _newer(plans.load(), plan)))
             if made is not None:
                 _keep(made)
     finally:
