@@ -79,13 +79,21 @@ class User:
         other.session.cookies.update(self.session.cookies)
         return other
 
+    def _setup_get(self, path: str) -> requests.Response:
+        """A GET before the load begins, tried again once on a reset connection, as a
+        browser does: the connection its login left open may have idled past the server's
+        keep-alive (5 s) while the other users logged in, and been closed as it was reused."""
+        try:
+            response = self.session.get(self.base + path, timeout=SETUP_TIMEOUT)
+        except requests.ConnectionError:
+            response = self.session.get(self.base + path, timeout=SETUP_TIMEOUT)
+        response.raise_for_status()
+        return response
+
     def prepare(self) -> User:
         """What the first pages give: the jobs to open, and the job form's fields."""
-        jobs = self.session.get(f"{self.base}/jobs/", timeout=SETUP_TIMEOUT)
-        jobs.raise_for_status()
-        self.job_ids = job_links(jobs.text)
-        page = self.session.get(f"{self.base}/jobs/new/", timeout=SETUP_TIMEOUT)
-        page.raise_for_status()
+        self.job_ids = job_links(self._setup_get("/jobs/").text)
+        page = self._setup_get("/jobs/new/")
         self.form = job_form_data(page.text, f"load-{self.username}", "sleep 2")
         return self
 
