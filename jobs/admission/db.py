@@ -36,6 +36,7 @@ from jobs.admission.words import Names, say, to_json
 from jobs.models import Job, Phase
 from jobs.scheduling import passes
 from jobs.scheduling.data import Reservation
+from jobs.scheduling.settled import Digest
 from resources.models import Allocation, NodeSpec
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,9 @@ class Quiet:
 QUIET_SECONDS = 60.0
 
 _quiet: Quiet | None = None  # per process: another process's passes are not known here
+# The last pass's digest in this process: the next pass searches again only the jobs whose
+# reservation could move (jobs.scheduling.settled; any earlier digest is sound).
+_previous: Digest | None = None
 
 
 def _still_quiet(now: float) -> Quiet | None:
@@ -106,7 +110,7 @@ def _still_quiet(now: float) -> Quiet | None:
 @passes.without_gc  # thousands of rows read and written: see passes.without_gc
 def run_pass(now: datetime | None = None) -> PassResult:
     """One admission pass; a no-op (``ran=False``) while another pass holds the lock."""
-    global _quiet
+    global _quiet, _previous
     if connection.in_atomic_block:
         raise RuntimeError("an admission pass commits as it goes: call it outside a transaction")
     if not _try_lock():
@@ -121,8 +125,10 @@ def run_pass(now: datetime | None = None) -> PassResult:
         _quiet = None
         state, snapshot, last = load_consistent(now)
         result = passes.schedule(
-            state.nodes, state.running, state.queue, state.now, state.committed
-        )
+            state.nodes, state.running, state.queue, state.now, state.committed,
+            previous=_previous,
+        )  # fmt: skip
+        _previous = result.digest
         spec_names = dict(NodeSpec.objects.values_list("pk", "name"))
         own: list[str] = []  # the transactions that write this pass's decisions
         admitted = _admit_all(result.admissions, state, spec_names, own)

@@ -48,11 +48,15 @@ class Plan:
         return time.time() - self.made
 
 
+# The stored plan's format: a console upgraded never unpickles the plan of the one before.
+FORMAT = 2
+
+
 def _keys() -> tuple[str, str]:
     # One cache may serve consoles on several databases (a bench beside a checkout): a plan
     # is only ever checked against the database it was read from.
     name = settings.DATABASES["default"]["NAME"]
-    return f"queue-plan-token:{name}", f"queue-plan:{name}"
+    return f"queue-plan-token:{FORMAT}:{name}", f"queue-plan:{FORMAT}:{name}"
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from math import inf
 from operator import attrgetter
 
+from jobs.scheduling.capable import Capable
 from jobs.scheduling.data import (
     Admission,
     Alternative,
@@ -42,11 +43,11 @@ from jobs.scheduling.data import (
 from jobs.scheduling.node_fit import NodeInfo, to_mask
 from jobs.scheduling.profile import Item, Profile
 from jobs.scheduling.reasons import (
-    NoAllowedNode,
     Shortfall,
 )
-from jobs.scheduling.rules import allowed, idle_count, never_reason, rule_key, wait_reason
+from jobs.scheduling.rules import never_reason, rule_key, wait_reason
 from jobs.scheduling.search import Found, earliest, place
+from jobs.scheduling.settled import NO_TRACKER, Digest, NoTracker, Tracker
 
 # A running job past its ends_at is being stopped (SPEC F7) but still holds its nodes: plan
 # as if it left this many seconds from now.
@@ -72,7 +73,7 @@ class Booking:
     blockers: tuple[int, ...] = ()
 
 
-class Schedule:
+class Schedule(Capable):
     """One pass: its reservations and admissions, plus the profile predictions reuse."""
 
     def __init__(self, nodes: Sequence[SchedNode], now: float, budget: int = BUDGET):
@@ -87,19 +88,19 @@ class Schedule:
         self.bookings: dict[int, Booking] = {}
         self.reservations: dict[int, Reservation] = {}
         self.admissions: list[Admission] = []
-        self._capable: dict[tuple, tuple[list[int], int]] = {}
-        self._capable_sets: dict[tuple, frozenset[int]] = {}
-        self._allowed: dict[tuple, list[NodeInfo] | NoAllowedNode] = {}  # per rule_key
+        Capable.__init__(self)
         self.reasons_cache: dict[tuple, int | Shortfall] = {}  # see rules.wait_reason
         self.keys: list[tuple] = []  # queue_key of each job, in order
         self.ahead_cache: dict[int, Profile] = {}  # see predict.ahead
         self.fit_now_cache: dict[tuple, int] = {}  # see predict._fit_now
+        self.track: Tracker | NoTracker = NO_TRACKER
+        self.digest: Digest | None = None  # for the next pass (see run)
 
     def __getstate__(self) -> dict:
         """What travels when the plan is stored (jobs.admission.plans): the plan itself,
         not what searches learnt (made again on demand) nor the reservations, which are
         derived from the bookings (:meth:`reservation` works one out when asked)."""
-        state = {**self.__dict__, "reservations": None, "admissions": []}
+        state = {**self.__dict__, "reservations": None, "admissions": [], "digest": None}
         for name in ("_capable", "_capable_sets", "_allowed", "reasons_cache", "ahead_cache",
                      "fit_now_cache"):  # fmt: skip
             state[name] = {}
@@ -132,9 +133,12 @@ class Schedule:
         committed: Mapping[int, Reservation],
         *,
         replay: bool = False,
+        previous: Digest | None = None,
     ) -> None:
         """Plan the queue. ``replay``: re-book every valid commitment as it is and search
-        only for the other jobs (no compression): a stored plan rebuilt, not a pass."""
+        only for the other jobs (no compression): a stored plan rebuilt, not a pass.
+        ``previous``: the last pass's :attr:`digest`, which spares the searches that would
+        keep a booking as it is (see :mod:`.settled`)."""
         self.order = order(queue)
         self.keys = [job.queue_key for job in self.order]
         kept = 0
@@ -152,15 +156,21 @@ class Schedule:
         for job in unkept:
             self._fresh(job)
         if not replay:
+            self.track = Tracker(self, previous)
+            self.track.begin()
             for job in self.order[:kept]:
                 self._compress(job)
             for job in self.order[kept:]:
                 self._fresh(job)
         self._settle()
         self._finish()
+        if not replay:
+            self.digest = self.track.digest()
+            self.track = NO_TRACKER
 
     def _fresh(self, job: QueuedJob) -> None:
-        booking = self.bookings[job.id] = self.book(job, self.profile, inf)
+        booking = self.track.search(job, lambda: self.book(job, self.profile, inf))
+        self.bookings[job.id] = booking
         if booking.start is not None:
             self._insert(job, booking)
 
@@ -213,12 +223,16 @@ class Schedule:
     def _compress(self, job: QueuedJob) -> None:
         """Move a committed reservation earlier if the profile now allows; never later."""
         old = self.bookings[job.id]
-        if old.start is None or old.start == self.now:
+        if old.start is None or old.start == self.now or self.track.unmoved(job, old):
             return
+        freed = self.profile.freed
+        given = len(freed)
         self._remove(job, old)
-        best = self._best(job, self.profile, old.start)
+        best = self.track.search(job, lambda: self._best(job, self.profile, old.start))
         if best is not None and best[1].start < old.start:
             self.bookings[job.id] = self._placed(job, *best, self.timelines)
+        else:
+            del freed[given:]  # booked again as it was: it gave nothing back
         self._insert(job, self.bookings[job.id])
 
     def _settle(self) -> None:
@@ -362,39 +376,3 @@ class Schedule:
             reason=None if starts_now else wait_reason(self, job, booking.alternative),
             blockers=booking.blockers,
         )
-
-    # -- nodes and reasons -----------------------------------------------------------------
-
-    def capable(self, job: QueuedJob, alternative: Alternative) -> tuple[list[int], int]:
-        """Indices of the nodes allowed and able to hold a replica once idle, and how many
-        replicas those could hold then (cached: queues repeat a few specs and rules)."""
-        rules = rule_key(job)
-        key = (rules, alternative.demand)
-        if key not in self._capable:
-            nodes = self._allowed.get(rules)
-            if nodes is None:
-                nodes = self._allowed[rules] = allowed(self.infos, job)
-            pairs = []
-            if not isinstance(nodes, NoAllowedNode):
-                # Nodes of one kind and base usage hold alike: each such is asked once.
-                counts: dict[tuple, int] = {}
-                for info in nodes:
-                    alike = (info.kind, info.base_cpu, info.base_mem, info.base_mask)
-                    count = counts.get(alike)
-                    if count is None:
-                        count = counts[alike] = idle_count(alternative.demand, info, base=True)
-                    pairs.append((info.index, count))
-            self._capable[key] = (
-                [index for index, count in pairs if count],
-                sum(count for _, count in pairs),
-            )
-        return self._capable[key]
-
-    def capable_set(self, job: QueuedJob, alternative: Alternative) -> frozenset[int]:
-        """:meth:`capable`'s nodes as a set (a re-booked reservation's nodes are checked
-        against it, once per job of a long queue)."""
-        key = (rule_key(job), alternative.demand)
-        found = self._capable_sets.get(key)
-        if found is None:
-            found = self._capable_sets[key] = frozenset(self.capable(job, alternative)[0])
-        return found

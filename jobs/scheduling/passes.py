@@ -16,6 +16,7 @@ from jobs.scheduling.data import (
     RunningJob,
     SchedNode,
 )
+from jobs.scheduling.settled import Digest
 
 
 def without_gc(function):
@@ -47,15 +48,18 @@ def schedule(
     *,
     overdue: float = OVERDUE,
     budget: int = BUDGET,
+    previous: Digest | None = None,
 ) -> Schedule:
     """One admission pass: reservations for every queued job and the admissions now.
 
-    Pass ``committed``, the previous pass's reservations, to keep their starts as promises.
+    Pass ``committed``, the previous pass's reservations, to keep their starts as promises,
+    and ``previous``, an earlier pass's ``digest``, to spare the searches that would keep
+    them as they are (the plan is the same with or without it).
     """
     result = Schedule(nodes, now, budget)
     for job in running:
         result.hold(job, overdue)
-    result.run(queue, committed or {})
+    result.run(queue, committed or {}, previous=previous)
     return result
 
 

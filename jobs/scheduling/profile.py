@@ -332,6 +332,10 @@ class Profile:
     (:class:`~.groups.Group`) is kept, and follows the nodes that changed since its last
     search through ``changes``: the index of each node something was added to, ``~index``
     of each node something left.
+
+    ``freed``, when a pass keeps it (:mod:`.settled`), logs the room each removal gives
+    back as ``(node index, start, end)``; ``cut_short`` counts the searches that ran out of
+    budget (their start may not be the earliest).
     """
 
     def __init__(self, infos: list[NodeInfo], origin: float):
@@ -340,11 +344,13 @@ class Profile:
         self.timelines = [Timeline(info, origin, self.shapes) for info in infos]
         self.changes: list[int] = []
         self.groups: dict[object, object] = {}
+        self.freed: list[tuple[int, float, float]] | None = None
+        self.cut_short = 0
 
     def __getstate__(self) -> dict:
         """A stored profile leaves the groups' searches behind (made again on demand); the
-        change list only serves them, so it goes too."""
-        return {**self.__dict__, "groups": {}, "changes": []}
+        change list only serves them, so it goes too, as does the pass's log of room."""
+        return {**self.__dict__, "groups": {}, "changes": [], "freed": None}
 
     def add(self, index: int, key: object, item: Item) -> None:
         self.timelines[index].add(key, item)
@@ -352,7 +358,10 @@ class Profile:
 
     def remove(self, index: int, key: object) -> Item:
         self.changes.append(~index)
-        return self.timelines[index].remove(key)
+        item = self.timelines[index].remove(key)
+        if self.freed is not None:
+            self.freed.append((index, item.start, item.end))
+        return item
 
 
 def demand_key(demand: Demand) -> tuple:

@@ -38,7 +38,9 @@ class Found:
 
 
 def tail_fit(profile: Profile, indices: list[int], demand: Demand, need: int) -> Found:
-    """Append the job where enough nodes have fallen idle (only base usage left)."""
+    """Append the job where enough nodes have fallen idle (only base usage left): a real
+    start, but maybe not the earliest (counted in ``profile.cut_short``)."""
+    profile.cut_short += 1
     counts: list[tuple[int, list[int]]] = []
     total = 0
     start = profile.origin

@@ -1,0 +1,54 @@
+"""Which nodes a job's spec may use at all, asked once per rules and demand in a pass."""
+
+from __future__ import annotations
+
+from jobs.scheduling.data import Alternative, QueuedJob
+from jobs.scheduling.node_fit import NodeInfo
+from jobs.scheduling.reasons import NoAllowedNode
+from jobs.scheduling.rules import allowed, idle_count, rule_key
+
+
+class Capable:
+    """The nodes' answers a :class:`~.core.Schedule` keeps for its searches (queues repeat
+    a few specs and rules)."""
+
+    infos: list[NodeInfo]
+
+    def __init__(self) -> None:
+        self._capable: dict[tuple, tuple[list[int], int]] = {}
+        self._capable_sets: dict[tuple, frozenset[int]] = {}
+        self._allowed: dict[tuple, list[NodeInfo] | NoAllowedNode] = {}  # per rule_key
+
+    def capable(self, job: QueuedJob, alternative: Alternative) -> tuple[list[int], int]:
+        """Indices of the nodes allowed and able to hold a replica once idle, and how many
+        replicas those could hold then (cached: queues repeat a few specs and rules)."""
+        rules = rule_key(job)
+        key = (rules, alternative.demand)
+        if key not in self._capable:
+            nodes = self._allowed.get(rules)
+            if nodes is None:
+                nodes = self._allowed[rules] = allowed(self.infos, job)
+            pairs = []
+            if not isinstance(nodes, NoAllowedNode):
+                # Nodes of one kind and base usage hold alike: each such is asked once.
+                counts: dict[tuple, int] = {}
+                for info in nodes:
+                    alike = (info.kind, info.base_cpu, info.base_mem, info.base_mask)
+                    count = counts.get(alike)
+                    if count is None:
+                        count = counts[alike] = idle_count(alternative.demand, info, base=True)
+                    pairs.append((info.index, count))
+            self._capable[key] = (
+                [index for index, count in pairs if count],
+                sum(count for _, count in pairs),
+            )
+        return self._capable[key]
+
+    def capable_set(self, job: QueuedJob, alternative: Alternative) -> frozenset[int]:
+        """:meth:`capable`'s nodes as a set (a re-booked reservation's nodes are checked
+        against it, once per job of a long queue)."""
+        key = (rule_key(job), alternative.demand)
+        found = self._capable_sets.get(key)
+        if found is None:
+            found = self._capable_sets[key] = frozenset(self.capable(job, alternative)[0])
+        return found

@@ -1,0 +1,205 @@
+"""Which kept reservations a pass need not search again: the room given back since.
+
+A pass given the last one's reservations lifts each out and searches for an earlier start
+(``core.Schedule._compress``). That search finds one only if room came back, since the
+job was last searched, where the job could use it: on a node one of its specs may use,
+before its start plus its duration. Everything else in the profile only took room. So a
+pass logs the room each removal gives back (``Profile.freed``) and ends by noting which
+jobs' starts were still the earliest possible (:class:`Digest`: their last search was
+exact and nothing since gave room back within their reach). The next pass, given that
+note, first logs the room the last plan held that its own does not (a job ended early or
+left the queue, a node came back or changed: all of its time counts), then lifts out and
+searches only the jobs whose reach that log touches. The others would have kept their
+booking anyway: the plan is the same, search or not (property-tested), and a pass over a
+long queue where nothing changed costs its re-booking, not a search per job.
+
+Any earlier plan serves as the note, even one another process's pass came after: it is
+only ever compared with what this pass actually holds.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import dataclass
+from math import inf
+from typing import TYPE_CHECKING, TypeVar
+
+from jobs.scheduling.data import QueuedJob
+from jobs.scheduling.node_fit import NodeInfo
+from jobs.scheduling.profile import Item
+from jobs.scheduling.rules import rule_key
+
+if TYPE_CHECKING:
+    from jobs.scheduling.core import Booking, Schedule
+
+T = TypeVar("T")
+
+
+def node_key(info: NodeInfo) -> tuple:
+    """Everything about a node a search or a rule reads, but its bookings."""
+    return (info.name, info.kind, info.pool, info.driver, info.base_cpu, info.base_mem,
+            info.base_mask)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Digest:
+    """What a pass leaves the next one: its moment, its nodes, every node's items (running
+    jobs and bookings, by node id) and its settled jobs with their bookings."""
+
+    now: float
+    nodes: dict[int, tuple]  # node id -> node_key
+    items: dict[int, dict[object, Item]]  # node id -> (owner, replica) -> item
+    settled: dict[int, tuple[QueuedJob, tuple]]  # job id -> (job, booking_key)
+
+
+def booking_key(schedule: Schedule, booking: Booking) -> tuple:
+    infos = schedule.infos
+    replicas = tuple((infos[index].id, slots) for index, slots in booking.replicas)
+    return (booking.start, booking.alternative.spec_id, replicas)
+
+
+class Tracker:
+    """One pass's account of what its searches knew: which jobs may skip their search,
+    and which are settled at the end."""
+
+    def __init__(self, schedule: Schedule, previous: Digest | None):
+        self.schedule = schedule
+        self.previous = previous if previous and previous.now <= schedule.now else None
+        self.log: list[tuple[int, float, float]] = []
+        self.marks: dict[int, int] = {}  # job id -> log position of its last exact search
+        self._reach: dict[tuple, list] = {}  # group -> [log position read, earliest start]
+
+    def begin(self) -> None:
+        """The pass's holdings and re-booked reservations are in: from now on, log what the
+        profile gives back, starting with what the last plan held and this one does not."""
+        profile = self.schedule.profile
+        profile.freed = self.log
+        if self.previous is not None:
+            self.log.extend(given_back(self.previous, self.schedule))
+
+    def search(self, job: QueuedJob, search: Callable[[], T]) -> T:
+        """Run a search for ``job`` (lifted out of the profile): its start is the earliest
+        unless the budget cut it short."""
+        profile, position = self.schedule.profile, len(self.log)
+        cut = profile.cut_short
+        found = search()
+        if profile.cut_short == cut:
+            self.marks[job.id] = position
+        else:
+            self.marks.pop(job.id, None)
+        return found
+
+    def unmoved(self, job: QueuedJob, booking: Booking) -> bool:
+        """Whether a search for this re-booked job would keep its booking: it was settled
+        in the last plan, as it is now, and no room came back within its reach since."""
+        kept = self.previous.settled.get(job.id) if self.previous else None
+        if kept is None or kept[0] != job or kept[1] != booking_key(self.schedule, booking):
+            return False
+        if self._earliest_freed(job) < booking.start + job.duration:
+            return False
+        self.marks[job.id] = len(self.log)
+        return True
+
+    def _earliest_freed(self, job: QueuedJob) -> float:
+        earliest = inf
+        for group, nodes in self._groups(job):
+            seen = self._reach.get(group)
+            if seen is None:
+                seen = self._reach[group] = [0, inf]
+            position, first = seen
+            for index, start, _ in self.log[position:]:
+                if start < first and index in nodes:
+                    first = start
+            seen[0], seen[1] = len(self.log), first
+            earliest = min(earliest, first)
+        return earliest
+
+    def _groups(self, job: QueuedJob):
+        """The job's specs' nodes, as (group key, node indices)."""
+        schedule, rules = self.schedule, rule_key(job)
+        for alternative in job.alternatives:
+            yield (rules, alternative.demand), schedule.capable_set(job, alternative)
+
+    def digest(self) -> Digest:
+        """The note for the next pass (after the pass's last move)."""
+        schedule = self.schedule
+        schedule.profile.freed = None
+        now, settled = schedule.now, {}
+        suffixes: dict[tuple, tuple[list[int], list[float]]] = {}
+        for job in schedule.order:
+            position = self.marks.get(job.id)
+            booking = schedule.bookings[job.id]
+            if position is None or booking.start is None or booking.start == now:
+                continue
+            reach = booking.start + job.duration
+            if all(
+                _first_after(suffixes, self.log, group, nodes, position) >= reach
+                for group, nodes in self._groups(job)
+            ):
+                settled[job.id] = (job, booking_key(schedule, booking))
+        return Digest(
+            now,
+            {info.id: node_key(info) for info in schedule.infos},
+            {tl.info.id: dict(tl.items) for tl in schedule.timelines},
+            settled,
+        )
+
+
+def _first_after(suffixes, log, group, nodes, position: int) -> float:
+    """The earliest start of room given back on ``nodes`` at or after ``position`` of the
+    log (per group: the positions on its nodes and the suffix minima of their starts)."""
+    found = suffixes.get(group)
+    if found is None:
+        positions = [k for k, (index, _, _) in enumerate(log) if index in nodes]
+        minima = [inf] * (len(positions) + 1)
+        for j in range(len(positions) - 1, -1, -1):
+            minima[j] = min(minima[j + 1], log[positions[j]][1])
+        found = suffixes[group] = (positions, minima)
+    positions, minima = found
+    return minima[bisect_left(positions, position)]
+
+
+def given_back(previous: Digest, schedule: Schedule) -> list[tuple[int, float, float]]:
+    """Room the last plan held that this pass's profile does not, as ``(node index, start,
+    end)``: items gone or shrunk, and the whole of every node new or changed since."""
+    now, freed = schedule.now, []
+    for info in schedule.infos:
+        if previous.nodes.get(info.id) != node_key(info):
+            freed.append((info.index, now, inf))
+    for node_id, items in previous.items.items():
+        info = schedule.by_id.get(node_id)
+        if info is None or previous.nodes[node_id] != node_key(info):
+            continue  # gone (no room there) or counted whole above
+        held = schedule.timelines[info.index].items
+        for key, old in items.items():
+            new = held.get(key)
+            if old.end > now and (new is None or not _covers(new, old, now)):
+                freed.append((info.index, old.start, old.end))
+    return freed
+
+
+def _covers(new: Item, old: Item, now: float) -> bool:
+    """Whether ``new`` takes at least the room ``old`` took from ``now`` on (a job that was
+    booked to start and now runs, a running job's end pushed later)."""
+    return (
+        new.start <= max(old.start, now)
+        and new.end >= old.end
+        and new.cpu >= old.cpu
+        and new.mem >= old.mem
+        and new.mask & old.mask == old.mask
+    )
+
+
+class NoTracker:
+    """Where nothing is tracked (a replayed plan, a prediction's searches): every search
+    runs, none is spared."""
+
+    def search(self, job: QueuedJob, search: Callable[[], T]) -> T:
+        return search()
+
+    def unmoved(self, job: QueuedJob, booking: Booking) -> bool:
+        return False
+
+
+NO_TRACKER = NoTracker()

@@ -1,0 +1,162 @@
+"""A pass given the last one's digest searches only the reservations that could move
+(jobs/scheduling/settled.py), and plans exactly what it would have planned searching all.
+
+The simulation in test_scheduling_property.py checks the same along whole runs of passes;
+here each kind of change between two passes is drawn on its own, and the searches a pass
+makes are counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jobs.scheduling import core, schedule
+from tests.jobs.test_scheduling_core import boards, job, node, running, spec
+from tests.jobs.test_scheduling_property import scenarios
+
+
+@pytest.fixture
+def searches(monkeypatch):
+    """The jobs each pass searched for, in order."""
+    seen: list[int] = []
+    best = core.Schedule._best
+
+    def counted(self, job, profile, horizon):
+        seen.append(job.id)
+        return best(self, job, profile, horizon)
+
+    monkeypatch.setattr(core.Schedule, "_best", counted)
+    return seen
+
+
+def test_a_pass_where_nothing_changed_searches_nothing(searches):
+    nodes = [node(i) for i in range(1, 5)]
+    busy = [running(100 + i, 50.0 * i, (i, 0, 8)) for i in range(1, 5)]
+    queue = [job(i, spec(1, boards(8), nodes=1 + i % 2), duration=40.0 + i) for i in range(1, 9)]
+    first = schedule(nodes, busy, queue, 0.0)
+    assert all(r.start > 0 for r in first.reservations.values())
+    assert set(first.digest.settled) == {j.id for j in queue}
+    searches.clear()
+    then = schedule(nodes, busy, queue, 0.0, first.reservations, previous=first.digest)
+    assert searches == []
+    assert then.reservations == first.reservations
+    # Without the digest every kept reservation is searched again, and stays.
+    again = schedule(nodes, busy, queue, 0.0, first.reservations)
+    assert sorted(searches) == [j.id for j in queue]
+    assert again.reservations == first.reservations
+
+
+def test_room_given_back_after_a_start_but_within_its_run_is_searched_again(searches):
+    # K (20 s) is reserved on n1 at 10, when R1 ends; n2 is free but for B's short booking
+    # at 12, after K's start: B held K off n2 all the same, since K runs past 12.
+    nodes = [node(1), node(2), node(3)]
+    busy = [running(101, 10.0, (1, 0, 8)), running(103, 12.0, (3, 0, 8))]
+    b = job(1, spec(1, boards(8), nodes=2), duration=2.0, node_names=frozenset({"n2", "n3"}))
+    k = job(2, spec(1, boards(8)), duration=20.0)
+    first = schedule(nodes, busy, [b, k], 0.0)
+    assert first.reservations[b.id].start == 12.0
+    assert first.reservations[k.id].start == 10.0
+    searches.clear()
+    # B leaves the queue: K can start on n2 now.
+    then = schedule(nodes, busy, [k], 0.0, {k.id: first.reservations[k.id]},
+                    previous=first.digest)  # fmt: skip
+    assert searches == [k.id]
+    assert then.reservations[k.id].start == 0.0
+    assert [a.job_id for a in then.admissions] == [k.id]
+
+
+def test_room_out_of_reach_spares_the_search(searches):
+    # A job ending early on a node the waiting job may not use changes nothing for it.
+    nodes = [node(1), node(2, model=2)]
+    busy = [running(101, 30.0, (1, 0, 8))]
+    other = running(102, 90.0, (2, 0, 8))
+    k = job(1, spec(1, boards(8)), duration=10.0)
+    first = schedule(nodes, [*busy, other], [k], 0.0)
+    assert first.reservations[k.id].start == 30.0
+    searches.clear()
+    then = schedule(nodes, busy, [k], 5.0, first.reservations, previous=first.digest)
+    assert searches == []
+    assert then.reservations[k.id].start == 30.0
+
+
+def test_a_changed_node_or_job_is_searched_again(searches):
+    nodes = [node(1), node(2)]
+    busy = [running(101, 30.0, (1, 0, 8)), running(102, 40.0, (2, 0, 8))]
+    k = job(1, spec(1, boards(8)), duration=10.0)
+    first = schedule(nodes, busy, [k], 0.0)
+    searches.clear()
+    # A node added: all of its time is room given back.
+    then = schedule([*nodes, node(3)], busy, [k], 0.0, first.reservations, previous=first.digest)
+    assert searches == [k.id] and then.reservations[k.id].start == 0.0
+    searches.clear()
+    # A node left its pool: shared jobs may use it now.
+    pooled = [node(1), node(2, pool=1)]
+    first = schedule(pooled, busy[:1], [k], 0.0)
+    assert first.reservations[k.id].start == 30.0
+    searches.clear()
+    then = schedule(nodes, busy[:1], [k], 0.0, first.reservations, previous=first.digest)
+    assert searches == [k.id] and then.reservations[k.id].start == 0.0
+    searches.clear()
+    # The job's own duration changed: its last search said nothing about it as it is now.
+    longer = replace(k, duration=11.0)
+    schedule(nodes, busy, [longer], 0.0, first.reservations, previous=first.digest)
+    assert searches == [k.id]
+
+
+def test_a_digest_from_a_later_moment_is_not_used(searches):
+    nodes = [node(1)]
+    busy = [running(101, 30.0, (1, 0, 8))]
+    k = job(1, spec(1, boards(8)), duration=10.0)
+    first = schedule(nodes, busy, [k], 20.0)
+    searches.clear()
+    schedule(nodes, busy, [k], 10.0, first.reservations, previous=first.digest)
+    assert searches == [k.id]
+
+
+def _change(draw, nodes, busy, queue, result):
+    """One change between two passes, as the worker sees them: running jobs end early,
+    queued ones leave, time passes, a node changes."""
+    kind = draw(st.sampled_from(["end", "shorter", "leave", "time", "node", "nothing"]))
+    now = 0.0
+    if kind == "end" and busy:
+        busy = [j for j in busy if not draw(st.booleans())]
+    elif kind == "shorter" and busy:  # its owner cut its duration (SPEC J21)
+        k = draw(st.integers(0, len(busy) - 1))
+        cut = replace(busy[k], ends_at=draw(st.floats(0.5, busy[k].ends_at)))
+        busy = [*busy[:k], cut, *busy[k + 1 :]]
+    elif kind == "leave" and queue:
+        queue = [j for j in queue if not draw(st.booleans())]
+    elif kind == "time":
+        later = [r.start for r in result.reservations.values() if r.start] + [
+            j.ends_at for j in busy
+        ]
+        now = draw(st.floats(0.0, min(later, default=10.0), allow_nan=False))
+        busy = [j for j in busy if j.ends_at > now]
+    elif kind == "node":
+        k = draw(st.integers(0, len(nodes) - 1))
+        if draw(st.booleans()):  # taken out of scheduling
+            nodes = [*nodes[:k], *nodes[k + 1 :]]
+        else:  # its driver changed, or it left its pool
+            changed = draw(st.sampled_from([{"driver": 1}, {"driver": None}, {"pool": None}]))
+            nodes = [*nodes[:k], replace(nodes[k], **changed), *nodes[k + 1 :]]
+    return nodes, busy, queue, now
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data(), st.sampled_from([None, 2]))
+def test_the_digest_never_changes_the_plan(scenario, data, budget):
+    nodes, busy, _, queue, _ = scenario
+    options = {} if budget is None else {"budget": budget}
+    first = schedule(nodes, busy, queue, 0.0, **options)
+    nodes, busy, queue, now = _change(data.draw, nodes, busy, queue, first)
+    committed = {j.id: first.reservations[j.id] for j in queue}
+    spared = schedule(nodes, busy, queue, now, committed, previous=first.digest, **options)
+    searched = schedule(nodes, busy, queue, now, committed, **options)
+    assert spared.reservations == searched.reservations
+    # And the digest that pass leaves serves the one after it alike.
+    third = schedule(nodes, busy, queue, now, spared.reservations, previous=spared.digest)
+    assert third.reservations == schedule(nodes, busy, queue, now, spared.reservations).reservations
