@@ -133,7 +133,7 @@ def run_pass(now: datetime | None = None) -> PassResult:
         own: list[str] = []  # the transactions that write this pass's decisions
         admitted = _admit_all(result.admissions, state, spec_names, own)
         changed = _record(result.reservations, state, admitted, own)
-        if not admitted and not changed:
+        if not admitted and not changed and not result.compressions_ran_out:
             # An overdue job leaves a minute after each pass's moment: never quiet then.
             plan = seen(state, snapshot, last, result.reservations, overdue_for=0.0)
             _quiet = Quiet(plan, len(state.queue), time.monotonic() + QUIET_SECONDS)

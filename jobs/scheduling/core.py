@@ -12,8 +12,10 @@ Why a reservation's start is a real latest start: the next pass is given this pa
 reservations back (``committed``). It first re-books them as they were — still feasible,
 since running jobs only end earlier than planned and nothing new may come ahead of them —
 then, in queue order, lifts each one out and searches again only *up to its old start*,
-keeping the old booking when nothing earlier fits. Every booking made is feasible beside
-all others, so the profile never overbooks a node, and no reservation ever moves later.
+keeping the old booking when nothing earlier fits (only those room given back could
+reach, see :mod:`.settled`, and at most COMPRESSIONS of them a pass: the rest wait for the
+next). Every booking made is feasible beside all others, so the profile never overbooks a
+node, and no reservation ever moves later.
 Last, every start is made ``now`` or the end of some job on its nodes (``_settle``): so the
 earliest start still to come is a running job's end, a pass comes by then (jobs end by their
 ``ends_at``), and each job is admitted by its reserved start. Reservations are all-or-none
@@ -55,6 +57,12 @@ OVERDUE = 60.0
 # Node evaluations one earliest-start search may spend looking for holes before it appends
 # the job where nodes fall idle; keeps a pass over a long queue linear in its length.
 BUDGET = 4000
+# Searches one pass may spend moving kept reservations earlier. Past them, the rest keep
+# their bookings (a promise never moves later) and the next pass goes on with them: the
+# jobs searched here are settled (see .settled), so it does not search them again. One
+# job ending early can move a long queue's reservations in a cascade; this keeps a pass
+# after it about as cheap as the next.
+COMPRESSIONS = 1000
 
 
 def order(queue: Iterable[QueuedJob]) -> list[QueuedJob]:
@@ -76,8 +84,13 @@ class Booking:
 class Schedule(Capable):
     """One pass: its reservations and admissions, plus the profile predictions reuse."""
 
-    def __init__(self, nodes: Sequence[SchedNode], now: float, budget: int = BUDGET):
+    def __init__(
+        self, nodes: Sequence[SchedNode], now: float, budget: int = BUDGET,
+        compressions: float = COMPRESSIONS,
+    ):  # fmt: skip
         self.now, self.budget = now, budget
+        self.compressions = compressions  # left in this pass
+        self.compressions_ran_out = False  # a kept reservation went unsearched for lack
         self.nodes = list(nodes)
         self.infos = [NodeInfo(i, n.state, n.pool, n.driver) for i, n in enumerate(nodes)]
         self.by_id = {info.id: info for info in self.infos}
@@ -225,14 +238,17 @@ class Schedule(Capable):
         old = self.bookings[job.id]
         if old.start is None or old.start == self.now or self.track.unmoved(job, old):
             return
-        freed = self.profile.freed
-        given = len(freed)
+        if self.compressions <= 0:
+            self.compressions_ran_out = True
+            return
+        self.compressions -= 1
+        given = len(self.profile.freed)
         self._remove(job, old)
         best = self.track.search(job, lambda: self._best(job, self.profile, old.start))
         if best is not None and best[1].start < old.start:
             self.bookings[job.id] = self._placed(job, *best, self.timelines)
         else:
-            del freed[given:]  # booked again as it was: it gave nothing back
+            self.track.undo(given)  # booked again as it was: it gave nothing back
         self._insert(job, self.bookings[job.id])
 
     def _settle(self) -> None:

@@ -8,7 +8,7 @@ import functools
 import gc
 from collections.abc import Iterable, Mapping, Sequence
 
-from jobs.scheduling.core import BUDGET, OVERDUE, Schedule
+from jobs.scheduling.core import BUDGET, COMPRESSIONS, OVERDUE, Schedule
 from jobs.scheduling.data import (
     Admission,
     QueuedJob,
@@ -49,14 +49,17 @@ def schedule(
     overdue: float = OVERDUE,
     budget: int = BUDGET,
     previous: Digest | None = None,
+    compressions: float = COMPRESSIONS,
 ) -> Schedule:
     """One admission pass: reservations for every queued job and the admissions now.
 
     Pass ``committed``, the previous pass's reservations, to keep their starts as promises,
     and ``previous``, an earlier pass's ``digest``, to spare the searches that would keep
-    them as they are (the plan is the same with or without it).
+    them as they are (the plan is the same with or without it, given compressions enough
+    for every search it makes: ``compressions`` bounds the kept reservations searched
+    again, see core.COMPRESSIONS).
     """
-    result = Schedule(nodes, now, budget)
+    result = Schedule(nodes, now, budget, compressions)
     for job in running:
         result.hold(job, overdue)
     result.run(queue, committed or {}, previous=previous)

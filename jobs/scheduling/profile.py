@@ -187,6 +187,15 @@ class Timeline:
         starts = self._runs(demand, key)[0]
         return starts[0] if starts else inf
 
+    def runs_over(self, demand: Demand, key: tuple, lo: float, hi: float):
+        """The runs of room for one replica (kept, see :meth:`runs`) that overlap [lo, hi),
+        each as (start, end), whole."""
+        starts, ends = self._runs(demand, key)
+        for k in range(bisect_right(ends, lo), len(starts)):
+            if starts[k] >= hi:
+                break
+            yield starts[k], ends[k]
+
     def _runs(self, demand: Demand, key: tuple) -> tuple[list[float], list[float]]:
         kept = self.room.get(key)
         if kept is not None:

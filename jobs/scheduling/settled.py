@@ -19,7 +19,6 @@ only ever compared with what this pass actually holds.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import inf
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from jobs.scheduling.data import QueuedJob
 from jobs.scheduling.node_fit import NodeInfo
-from jobs.scheduling.profile import Item
+from jobs.scheduling.profile import Item, demand_key
 from jobs.scheduling.rules import rule_key
 
 if TYPE_CHECKING:
@@ -66,15 +65,16 @@ class Tracker:
     def __init__(self, schedule: Schedule, previous: Digest | None):
         self.schedule = schedule
         self.previous = previous if previous and previous.now <= schedule.now else None
-        self.log: list[tuple[int, float, float]] = []
+        self.log: list[tuple[int, float, float]] = []  # (node index, start, end) given back
         self.marks: dict[int, int] = {}  # job id -> log position of its last exact search
-        self._reach: dict[tuple, list] = {}  # group -> [log position read, earliest start]
+        self._read = 0  # log entries sorted into _by_node and _live so far
+        self._by_node: dict[int, list[tuple[int, float]]] = {}  # index -> (position, start)
+        self._live: dict[tuple, list] = {}  # group -> [log position read, entries]
 
     def begin(self) -> None:
         """The pass's holdings and re-booked reservations are in: from now on, log what the
         profile gives back, starting with what the last plan held and this one does not."""
-        profile = self.schedule.profile
-        profile.freed = self.log
+        self.schedule.profile.freed = self.log
         if self.previous is not None:
             self.log.extend(given_back(self.previous, self.schedule))
 
@@ -90,33 +90,78 @@ class Tracker:
             self.marks.pop(job.id, None)
         return found
 
+    def undo(self, position: int) -> None:
+        """A job lifted out was booked again as it was: what it gave back is no more."""
+        read = [self._read, *(live[0] for live in self._live.values())]
+        assert max(read) <= position, "room given back was read before it was undone"
+        del self.log[position:]
+
     def unmoved(self, job: QueuedJob, booking: Booking) -> bool:
         """Whether a search for this re-booked job would keep its booking: it was settled
         in the last plan, as it is now, and no room came back within its reach since."""
         kept = self.previous.settled.get(job.id) if self.previous else None
         if kept is None or kept[0] != job or kept[1] != booking_key(self.schedule, booking):
             return False
-        if self._earliest_freed(job) < booking.start + job.duration:
+        if self._reached(job, booking, 0):
             return False
         self.marks[job.id] = len(self.log)
         return True
 
-    def _earliest_freed(self, job: QueuedJob) -> float:
-        earliest = inf
+    def _reached(self, job: QueuedJob, booking: Booking, since: int) -> bool:
+        """Whether room given back from log position ``since`` on could let the job start
+        before its booking: on a node it holds (lifted out, its own room joins it), or where
+        a run of room for one replica of one of its specs overlaps it, starts before the
+        booking and lasts the job's duration."""
+        self._sort_in()
+        start, duration = booking.start, job.duration
+        reach = start + duration
+        for index, _ in booking.replicas:
+            for position, given in self._by_node.get(index, ()):
+                if position >= since and given < reach:
+                    return True
+        now, timelines = self.schedule.now, self.schedule.timelines
         for group, nodes in self._groups(job):
-            seen = self._reach.get(group)
-            if seen is None:
-                seen = self._reach[group] = [0, inf]
-            position, first = seen
-            for index, start, _ in self.log[position:]:
-                if start < first and index in nodes:
-                    first = start
-            seen[0], seen[1] = len(self.log), first
-            earliest = min(earliest, first)
-        return earliest
+            demand, key = group[1], demand_key(group[1])
+            entries = self._entries(group, nodes)
+            alive = []
+            for entry in entries:
+                position, index, given, until = entry
+                runs = list(timelines[index].runs_over(demand, key, given, until))
+                if not runs:
+                    continue  # no room there now: room given back later is logged anew
+                alive.append(entry)
+                if position >= since and given < reach:
+                    for run_start, run_end in runs:
+                        begin = max(run_start, now)
+                        if begin < start and run_end - begin >= duration:
+                            return True
+            entries[:] = alive
+        return False
+
+    def _sort_in(self) -> None:
+        log = self.log
+        for position in range(self._read, len(log)):
+            index, given, _ = log[position]
+            self._by_node.setdefault(index, []).append((position, given))
+        self._read = len(log)
+
+    def _entries(self, group: tuple, nodes: frozenset[int]) -> list:
+        """The log's entries on the group's nodes that may still hold room, as (position,
+        node index, start, end): those read since its last question are added."""
+        live = self._live.get(group)
+        if live is None:
+            live = self._live[group] = [0, []]
+        read, entries = live
+        log = self.log
+        for position in range(read, len(log)):
+            index, given, until = log[position]
+            if index in nodes:
+                entries.append((position, index, given, until))
+        live[0] = len(log)
+        return entries
 
     def _groups(self, job: QueuedJob):
-        """The job's specs' nodes, as (group key, node indices)."""
+        """The job's specs' nodes, as ((rules, demand), node indices)."""
         schedule, rules = self.schedule, rule_key(job)
         for alternative in job.alternatives:
             yield (rules, alternative.demand), schedule.capable_set(job, alternative)
@@ -124,40 +169,21 @@ class Tracker:
     def digest(self) -> Digest:
         """The note for the next pass (after the pass's last move)."""
         schedule = self.schedule
-        schedule.profile.freed = None
         now, settled = schedule.now, {}
-        suffixes: dict[tuple, tuple[list[int], list[float]]] = {}
         for job in schedule.order:
             position = self.marks.get(job.id)
             booking = schedule.bookings[job.id]
             if position is None or booking.start is None or booking.start == now:
                 continue
-            reach = booking.start + job.duration
-            if all(
-                _first_after(suffixes, self.log, group, nodes, position) >= reach
-                for group, nodes in self._groups(job)
-            ):
+            if not self._reached(job, booking, position):
                 settled[job.id] = (job, booking_key(schedule, booking))
+        schedule.profile.freed = None
         return Digest(
             now,
             {info.id: node_key(info) for info in schedule.infos},
             {tl.info.id: dict(tl.items) for tl in schedule.timelines},
             settled,
         )
-
-
-def _first_after(suffixes, log, group, nodes, position: int) -> float:
-    """The earliest start of room given back on ``nodes`` at or after ``position`` of the
-    log (per group: the positions on its nodes and the suffix minima of their starts)."""
-    found = suffixes.get(group)
-    if found is None:
-        positions = [k for k, (index, _, _) in enumerate(log) if index in nodes]
-        minima = [inf] * (len(positions) + 1)
-        for j in range(len(positions) - 1, -1, -1):
-            minima[j] = min(minima[j + 1], log[positions[j]][1])
-        found = suffixes[group] = (positions, minima)
-    positions, minima = found
-    return minima[bisect_left(positions, position)]
 
 
 def given_back(previous: Digest, schedule: Schedule) -> list[tuple[int, float, float]]:
@@ -200,6 +226,9 @@ class NoTracker:
 
     def unmoved(self, job: QueuedJob, booking: Booking) -> bool:
         return False
+
+    def undo(self, position: int) -> None:
+        pass
 
 
 NO_TRACKER = NoTracker()

@@ -107,6 +107,31 @@ def test_a_changed_node_or_job_is_searched_again(searches):
     assert searches == [k.id]
 
 
+def test_a_pass_out_of_compressions_leaves_the_rest_to_the_next(searches):
+    # Eight 1-node jobs wait behind two running ones; one of those ends 50 s early: a
+    # cascade of earlier starts. One search a pass: each pass goes on where the last one
+    # stopped, no start ever moves later, and the plan settles where a pass searching
+    # every job would move none.
+    nodes = [node(1), node(2)]
+    busy = [running(101, 100.0, (1, 0, 8)), running(102, 100.0, (2, 0, 8))]
+    queue = [job(i, spec(1, boards(8)), duration=10.0) for i in range(1, 9)]
+    plan = schedule(nodes, busy, queue, 0.0)
+    busy = [busy[0], running(102, 50.0, (2, 0, 8))]
+    for passes in range(1, 20):  # noqa: B007 (counted)
+        searches.clear()
+        then = schedule(nodes, busy, queue, 0.0, plan.reservations, previous=plan.digest,
+                        compressions=1)  # fmt: skip
+        assert len(searches) <= 1
+        for job_id, reservation in then.reservations.items():
+            assert reservation.start <= plan.reservations[job_id].start
+        plan = then
+        if not searches:
+            break
+    assert not then.compressions_ran_out and passes == 9
+    assert then.reservations[1].start == 50.0
+    assert schedule(nodes, busy, queue, 0.0, then.reservations).reservations == then.reservations
+
+
 def test_a_digest_from_a_later_moment_is_not_used(searches):
     nodes = [node(1)]
     busy = [running(101, 30.0, (1, 0, 8))]
