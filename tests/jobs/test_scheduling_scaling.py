@@ -1,0 +1,62 @@
+"""The worker's admission pass grows no faster than its queue (issue: scale).
+
+Counted, not timed: the calls into the scheduling core during the pass the worker runs
+after a running job ended early (the digest of the pass before given, as the worker keeps
+it), at 2,000 and at 8,000 queued on 1,000 nodes (the benchmark's data). Four times the
+queue may cost at most six times the calls. (The first pass over a queue, with no plan
+before it, is not held to this: it searches every job into a fuller cluster the longer
+the queue, see docs/architecture.md.)
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+from jobs.scheduling import passes
+from jobs.scheduling.data import RunningJob
+from tests.bench.scheduler_core import uniform
+
+CORE = str(Path(passes.__file__).parent)
+TOOL = sys.monitoring.PROFILER_ID
+
+
+def _calls_of_the_pass_after_an_early_end(size: int) -> int:
+    now = 1_000_000.0
+    nodes, queued = uniform(1_000, size, random.Random(5), now)
+    first = passes.schedule(nodes, [], queued, now)
+    durations = {job.id: job.duration for job in queued}
+    running = [RunningJob(a.job_id, now + durations[a.job_id], a.placements)
+               for a in first.admissions]  # fmt: skip
+    admitted = {a.job_id for a in first.admissions}
+    waiting = [job for job in queued if job.id not in admitted]
+    committed, digest = first.reservations, first.digest
+    del first
+    calls = 0
+
+    def count(code, offset):
+        nonlocal calls
+        if not code.co_filename.startswith(CORE):
+            return sys.monitoring.DISABLE
+        calls += 1
+        return None
+
+    sys.monitoring.use_tool_id(TOOL, "pass-calls")
+    try:
+        sys.monitoring.register_callback(TOOL, sys.monitoring.events.PY_START, count)
+        sys.monitoring.set_events(TOOL, sys.monitoring.events.PY_START)
+        passes.schedule(nodes, running[1:], waiting, now + 60, committed, previous=digest)
+    finally:
+        sys.monitoring.set_events(TOOL, 0)
+        sys.monitoring.register_callback(TOOL, sys.monitoring.events.PY_START, None)
+        sys.monitoring.free_tool_id(TOOL)
+        sys.monitoring.restart_events()
+    return calls
+
+
+def test_the_pass_after_a_change_grows_linearly_with_the_queue():
+    small = _calls_of_the_pass_after_an_early_end(2_000)
+    large = _calls_of_the_pass_after_an_early_end(8_000)
+    assert small > 10_000  # the pass was counted
+    assert large / small < 6, f"{small:,} calls at 2,000 queued, {large:,} at 8,000"
