@@ -47,6 +47,7 @@ from jobs.scheduling.profile import Item, Profile
 from jobs.scheduling.reasons import (
     Shortfall,
 )
+from jobs.scheduling.rebook import recommit_all
 from jobs.scheduling.rules import never_reason, rule_key, wait_reason
 from jobs.scheduling.search import Found, earliest, place
 from jobs.scheduling.settled import NO_TRACKER, Digest, NoTracker, Tracker
@@ -154,18 +155,7 @@ class Schedule(Capable):
         keep a booking as it is (see :mod:`.settled`)."""
         self.order = order(queue)
         self.keys = [job.queue_key for job in self.order]
-        kept = 0
-        unkept = []
-        for job in self.order:
-            held = committed.get(job.id)
-            if held is not None and self._recommit(job, held):
-                kept += 1
-            elif replay:
-                # Searched for after every promise is booked again: in between, they would
-                # take the room later promises hold and set off a cascade of searches.
-                unkept.append(job)
-            else:
-                break
+        kept, unkept = recommit_all(self, committed, replay)
         for job in unkept:
             self._fresh(job)
         if not replay:
@@ -186,33 +176,6 @@ class Schedule(Capable):
         self.bookings[job.id] = booking
         if booking.start is not None:
             self._insert(job, booking)
-
-    def _recommit(self, job: QueuedJob, held: Reservation) -> bool:
-        """Book a previous reservation again exactly, if it is still valid and feasible."""
-        if held.start is None:
-            # Kept only while the job still cannot start: then it holds nothing.
-            self.bookings[job.id] = Booking(None, None, [])
-            return self._best(job, self.profile, inf) is None
-        alternative = next((a for a in job.alternatives if a.spec_id == held.spec_id), None)
-        if alternative is None or not (
-            alternative.min_nodes <= len(held.placements) <= alternative.nodes
-        ):
-            return False
-        demand, capable = alternative.demand, self.capable_set(job, alternative)
-        start = max(held.start, self.now)  # a pass that came late cannot start it earlier
-        replicas = []
-        for placement in held.placements:
-            info = self.by_id.get(placement.node_id)
-            mask = to_mask(placement.slots)
-            if (
-                info is None
-                or info.index not in capable
-                or (placement.cpu, placement.memory) != (demand.cpu, demand.memory)
-                or not info.shaped_for(demand, mask, len(placement.slots))
-            ):
-                return False
-            replicas.append((info.index, tuple(placement.slots)))
-        return self._rebook(job, Booking(start, alternative, replicas, held.blockers))
 
     def _rebook(self, job: QueuedJob, booking: Booking) -> bool:
         """Book the replicas one by one while each fits beside everything; all or none."""
@@ -248,7 +211,7 @@ class Schedule(Capable):
         if best is not None and best[1].start < old.start:
             self.bookings[job.id] = self._placed(job, *best, self.timelines)
         else:
-            self.track.undo(given)  # booked again as it was: it gave nothing back
+            self.track.undo(given, job)  # booked again as it was: it gave nothing back
         self._insert(job, self.bookings[job.id])
 
     def _settle(self) -> None:

@@ -141,6 +141,19 @@ class Timeline:
         self._changed()
         self._respan(item.start, item.end)
 
+    def install(self, times, cpu, mem, mask, items: list[tuple[object, Item]]) -> None:
+        """Take segments worked out elsewhere (jobs.scheduling.rebook) with these items
+        added: what add would have made of them one by one."""
+        self.times, self.cpu, self.mem, self.mask = times, cpu, mem, mask
+        ends, bounds = self.ends, self.bounds
+        for key, item in items:
+            self.items[key] = item
+            ends.setdefault(item.end, []).append(item.owner)
+            bounds[item.start] = bounds.get(item.start, 0) + 1
+            bounds[item.end] = bounds.get(item.end, 0) + 1
+        self._changed()
+        self.room.clear()  # the runs of room are worked out again when next asked
+
     def remove(self, key: object) -> Item:
         item = self.items.pop(key)
         self.ends[item.end].remove(item.owner)

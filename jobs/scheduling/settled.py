@@ -90,11 +90,15 @@ class Tracker:
             self.marks.pop(job.id, None)
         return found
 
-    def undo(self, position: int) -> None:
-        """A job lifted out was booked again as it was: what it gave back is no more."""
+    def undo(self, position: int, job: QueuedJob) -> None:
+        """``job``, lifted out at ``position`` of the log, was booked again as it was: what
+        it gave back is no more, and its search counts from there (room given back after
+        it takes the positions its own had)."""
         read = [self._read, *(live[0] for live in self._live.values())]
         assert max(read) <= position, "room given back was read before it was undone"
         del self.log[position:]
+        if self.marks.get(job.id, -1) > position:
+            self.marks[job.id] = position
 
     def unmoved(self, job: QueuedJob, booking: Booking) -> bool:
         """Whether a search for this re-booked job would keep its booking: it was settled
@@ -112,6 +116,8 @@ class Tracker:
         before its booking: on a node it holds (lifted out, its own room joins it), or where
         a run of room for one replica of one of its specs overlaps it, starts before the
         booking and lasts the job's duration."""
+        if since >= len(self.log):
+            return False
         self._sort_in()
         start, duration = booking.start, job.duration
         reach = start + duration
@@ -198,6 +204,8 @@ def given_back(previous: Digest, schedule: Schedule) -> list[tuple[int, float, f
         if info is None or previous.nodes[node_id] != node_key(info):
             continue  # gone (no room there) or counted whole above
         held = schedule.timelines[info.index].items
+        if held == items:
+            continue
         for key, old in items.items():
             new = held.get(key)
             if old.end > now and (new is None or not _covers(new, old, now)):
@@ -227,7 +235,7 @@ class NoTracker:
     def unmoved(self, job: QueuedJob, booking: Booking) -> bool:
         return False
 
-    def undo(self, position: int) -> None:
+    def undo(self, position: int, job: QueuedJob) -> None:
         pass
 
 

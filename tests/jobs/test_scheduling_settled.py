@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.scheduling import core, schedule
-from tests.jobs.test_scheduling_core import boards, job, node, running, spec
+from jobs.scheduling import Placement, RunningJob, core, schedule
+from resources.placement.capacity import Demand
+from tests.jobs.test_scheduling_core import GiB, boards, job, node, running, spec
 from tests.jobs.test_scheduling_property import scenarios
 
 
@@ -67,6 +68,35 @@ def test_room_given_back_after_a_start_but_within_its_run_is_searched_again(sear
     assert searches == [k.id]
     assert then.reservations[k.id].start == 0.0
     assert [a.job_id for a in then.admissions] == [k.id]
+
+
+def test_a_job_booked_again_as_it_was_counts_room_given_back_after_it():
+    # Pass 1: A (30 s, n1 only) is searched first and stays at 33, held off n1 by B's old
+    # booking at 3 (B is behind A in the queue, C ahead of both at 32); then B moves to 1,
+    # giving back its room at 3: A could now start at 2, so it is not settled, and the
+    # next pass moves it as a pass searching every job does.
+    nodes = [node(1, boards=3, memory=16 * GiB), node(3, boards=3, memory=16 * GiB)]
+    held = running(102, 32.0)
+    held = replace(held, holdings=(Placement(1, 500, GiB, ()),))
+    busy = [running(101, 3.0, (1, 0, 3)), held]
+    c = job(6, spec(60, Demand(500, 16 * GiB), nodes=2), duration=1.0, priority=1)
+    a = job(2, spec(20, boards(1, cpu=500, memory=GiB)), duration=30.0,
+            node_names=frozenset({"n1"}))  # fmt: skip
+    b = job(8, spec(80, boards(3, cpu=500, memory=GiB), nodes=2), duration=1.0)
+    first = schedule(nodes, busy, [c, a, b], 0.0)
+    assert [first.reservations[j].start for j in (6, 2, 8)] == [32.0, 33.0, 3.0]
+    # 101 ended at 1: B moves to 1, after A was searched.
+    second = schedule(nodes, [held], [c, a, b], 1.0, first.reservations, previous=first.digest)
+    assert [second.reservations[j].start for j in (6, 2, 8)] == [32.0, 33.0, 1.0]
+    assert a.id not in second.digest.settled
+    b_runs = RunningJob(b.id, 2.0, second.reservations[b.id].placements)
+    third = schedule(nodes, [held, b_runs], [c, a], 1.5, second.reservations,
+                     previous=second.digest)  # fmt: skip
+    assert third.reservations[a.id].start == 2.0
+    assert (
+        third.reservations
+        == schedule(nodes, [held, b_runs], [c, a], 1.5, second.reservations).reservations
+    )
 
 
 def test_room_out_of_reach_spares_the_search(searches):

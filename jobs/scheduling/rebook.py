@@ -1,0 +1,143 @@
+"""A pass's first step: the last pass's reservations booked again as they were.
+
+Each still valid one (its spec, nodes and slots still allowed) is booked where it was, in
+queue order, while it fits beside everything booked before it; the first that does not
+fit ends the kept ones (a replayed plan skips it instead: see ``Schedule.run``). A long
+queue's reservations nearly always all fit, so they are first booked together, node by
+node, each node's timeline made in one sweep (booked one by one, every booking split
+lists a thousand entries long); only if something does not fit are they booked one by
+one, which finds the first that does not. Both book the same (property-tested).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from math import inf
+from typing import TYPE_CHECKING
+
+from jobs.scheduling.data import QueuedJob, Reservation
+from jobs.scheduling.node_fit import to_mask
+from jobs.scheduling.profile import Item, Timeline
+
+if TYPE_CHECKING:
+    from jobs.scheduling.core import Booking, Schedule
+
+
+def recommit_all(
+    schedule: Schedule, committed: Mapping[int, Reservation], replay: bool
+) -> tuple[int, list[QueuedJob]]:
+    """Book the committed reservations again: how many jobs at the head of the queue kept
+    theirs, and (replay) the jobs that did not, in queue order."""
+    held: list[tuple[QueuedJob, Booking]] = []
+    unkept: list[QueuedJob] = []
+    for job in schedule.order:
+        reservation = committed.get(job.id)
+        booking = None if reservation is None else held_booking(schedule, job, reservation)
+        if booking is not None:
+            held.append((job, booking))
+        elif replay:
+            # Searched for after every promise is booked again: in between, they would
+            # take the room later promises hold and set off a cascade of searches.
+            unkept.append(job)
+        else:
+            break
+    if book_together(schedule, [(job, b) for job, b in held if b.start is not None]):
+        for job, booking in held:
+            schedule.bookings[job.id] = booking
+        return len(held), unkept
+    kept = 0
+    for job, booking in held:
+        if booking.start is None:
+            schedule.bookings[job.id] = booking
+        elif not schedule._rebook(job, booking):
+            if not replay:
+                break
+            unkept.append(job)
+            continue
+        kept += 1
+    if replay:
+        unkept.sort(key=lambda job: job.queue_key)
+    return kept, unkept
+
+
+def held_booking(schedule: Schedule, job: QueuedJob, held: Reservation) -> Booking | None:
+    """The booking a previous reservation stands for, if it is still valid (its fit beside
+    the others aside); None if not."""
+    from jobs.scheduling.core import Booking
+
+    if held.start is None:
+        # Kept only while the job still cannot start: then it holds nothing. Whether a job
+        # can ever start does not depend on what is booked (everything ends).
+        if schedule._best(job, schedule.profile, inf) is None:
+            return Booking(None, None, [])
+        return None
+    alternative = next((a for a in job.alternatives if a.spec_id == held.spec_id), None)
+    if alternative is None or not (
+        alternative.min_nodes <= len(held.placements) <= alternative.nodes
+    ):
+        return None
+    demand, capable = alternative.demand, schedule.capable_set(job, alternative)
+    start = max(held.start, schedule.now)  # a pass that came late cannot start it earlier
+    replicas = []
+    for placement in held.placements:
+        info = schedule.by_id.get(placement.node_id)
+        mask = to_mask(placement.slots)
+        if (
+            info is None
+            or info.index not in capable
+            or (placement.cpu, placement.memory) != (demand.cpu, demand.memory)
+            or not info.shaped_for(demand, mask, len(placement.slots))
+        ):
+            return None
+        replicas.append((info.index, tuple(placement.slots)))
+    return Booking(start, alternative, replicas, held.blockers)
+
+
+def book_together(schedule: Schedule, held: list[tuple[QueuedJob, Booking]]) -> bool:
+    """Book all of these at once if each fits beside all the others and what the profile
+    holds already; else book nothing and say so."""
+    per_node: dict[int, list[tuple[tuple[int, int], Item]]] = {}
+    for job, booking in held:
+        demand, end = booking.alternative.demand, booking.start + job.duration
+        for k, (index, slots) in enumerate(booking.replicas):
+            item = Item(booking.start, end, demand.cpu, demand.memory, to_mask(slots), job.id)
+            per_node.setdefault(index, []).append(((job.id, k), item))
+    timelines = schedule.timelines
+    made = {}
+    for index, items in per_node.items():
+        segments = _swept(timelines[index], items)
+        if segments is None:
+            return False
+        made[index] = segments
+    for index, segments in made.items():
+        timelines[index].install(*segments, per_node[index])
+        schedule.profile.changes.append(index)
+    return True
+
+
+def _swept(tl: Timeline, items: list[tuple[object, Item]]):
+    """The timeline's segments with these items added, or None where one would not fit."""
+    old_times = tl.times
+    times = sorted({*old_times, *(item.start for _, item in items),
+                    *(item.end for _, item in items)})  # fmt: skip
+    cpu, mem, mask = [], [], []
+    j, last = 0, len(old_times) - 1
+    for t in times:
+        while j < last and old_times[j + 1] <= t:
+            j += 1
+        cpu.append(tl.cpu[j])
+        mem.append(tl.mem[j])
+        mask.append(tl.mask[j])
+    at = {t: i for i, t in enumerate(times)}
+    info = tl.info
+    cpu_total, mem_total = info.cpu_total, info.mem_total
+    for _, item in items:
+        for s in range(at[item.start], at[item.end]):
+            if mask[s] & item.mask:
+                return None
+            cpu[s] += item.cpu
+            mem[s] += item.mem
+            if cpu[s] > cpu_total or mem[s] > mem_total:
+                return None
+            mask[s] |= item.mask
+    return times, cpu, mem, mask
