@@ -15,7 +15,7 @@ import logging
 import pickle
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
@@ -43,13 +43,18 @@ class Plan:
     checked_at: datetime  # when it was last found to still hold
     exact: bool = True  # admission's own pass; else the last pass's plan replayed
     token: str = ""  # the published plan's name; "" for one this process made
+    # Whether it was found to hold as it was handed out (else it answers meanwhile, dated),
+    # and answers about the inventory it was made of: good while it holds, since a change
+    # of the nodes is a change of the queue (jobs_queue_change), and shared by its copies.
+    holds: bool = False
+    memo: dict = field(default_factory=dict, compare=False)
 
     def age(self) -> float:
         return time.time() - self.made
 
 
 # The stored plan's format: a console upgraded never unpickles the plan of the one before.
-FORMAT = 2
+FORMAT = 3
 
 
 def _keys() -> tuple[str, str]:

@@ -84,7 +84,7 @@ def current_plan() -> Plan:
         return _checked(plan)
     if _answers_meanwhile(plan):
         _refresh_soon()
-        return plan
+        return replace(plan, holds=False)
     with _build_lock:
         with _lock:
             plan = _cached
@@ -100,7 +100,7 @@ def current_plan() -> Plan:
             if plan is not None and _still_holds(plan):
                 return _checked(plan)
         if _answers_meanwhile(plan):
-            return plan
+            return replace(plan, holds=False)
         plan = None
         _drop()
         return _kept(_made, long)
@@ -185,13 +185,15 @@ def _made() -> Plan:
     make = passes.schedule if exact else passes.replay
     schedule = make(state.nodes, state.running, state.queue, state.now, state.committed)
     made_of = seen(state, snapshot, last, schedule.reservations, plans.OVERDUE_SECONDS)
-    return Plan(schedule, made_of, made=state.now, checked_at=timezone.now(), exact=exact)
+    return Plan(
+        schedule, made_of, made=state.now, checked_at=timezone.now(), exact=exact, holds=True
+    )
 
 
 def _checked(plan: Plan) -> Plan:
     """The plan, found to hold now: kept so (a long queue's last plan answers as of then)."""
     global _cached
-    checked = replace(plan, checked_at=timezone.now())
+    checked = replace(plan, checked_at=timezone.now(), holds=True)
     with _lock:
         if _cached is plan:
             _cached = checked
@@ -236,14 +238,21 @@ class Refusal(NamedTuple):
     hint: str
 
 
-def refusal(draft: QueuedJob) -> Refusal | None:
+def refusal(draft: QueuedJob, plan: Plan | None = None) -> Refusal | None:
     """Why the draft could never start on this inventory, in words, with the other places
-    its project may use where it could; None if it could start as it is.
+    its project may use where it could; None if it could start as it is. Given a plan that
+    holds, the inventory and the answer are the plan's (kept with it while it holds).
 
     /cluster/ and the form's availability panel give the same answer
     (:mod:`resources.placement.answer`)."""
-    nodes = whole_inventory()
-    reason = never_fits(nodes, draft)
+    memo = plan.memo if plan is not None and plan.holds else None
+    if memo is None:
+        nodes = whole_inventory()
+    else:
+        nodes = memo.get("inventory")
+        if nodes is None:
+            nodes = memo["inventory"] = whole_inventory()
+    reason = never_fits(nodes, draft, memo)
     if reason is None:
         return None
     names = Names()
@@ -294,8 +303,9 @@ def forecast_only(draft: QueuedJob) -> Prediction:
         return forecast(schedule, draft)
 
 
-def explain(draft: QueuedJob, user) -> Forecast:
-    plan = current_plan()
+def explain(draft: QueuedJob, user, plan: Plan | None = None) -> Forecast:
+    """The forecast of the draft in words, from ``plan`` (else the current plan)."""
+    plan = plan or current_plan()
     schedule = plan.schedule
     same_models = {alt.demand.model for alt in draft.alternatives}
     chosen = {alt.spec_id for alt in draft.alternatives}

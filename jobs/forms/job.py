@@ -11,7 +11,8 @@ from console.modes import MAX_NODES, Rules, rules_of
 from console.params import whole_number
 from console.sharing import Access
 from console.widgets import speed_up_selects, word_empty_choices
-from jobs.forms import choices, rows, rules, suggestions
+from jobs.forms import choices, draft, rows, rules, suggestions
+from jobs.forms.draft import placement_fields
 from jobs.models import JobType, Mode, PerformancePolicy, Priority
 from resources.catalog import storage
 from resources.models import Node
@@ -152,18 +153,8 @@ class JobForm(forms.Form):
         self.fields["models"].queryset = choices.model_versions(user)
         self.fields["volumes"].queryset = choices.volumes(user)
         self.fields["accelerator_filter"].queryset = choices.accelerator_models()
-        self.fields["specs"].queryset = choices.specs()
-        self.fields["node_names"].queryset = choices.nodes(user, project)
-        self.fields["driver_version"].queryset = choices.drivers()
-        self.fields["pool"].queryset = choices.pools(project)
+        placement_fields(self, user, project, self.limits)
         self.fields["image"].queryset = choices.images()
-        self.fields["duration_hours"].choices = [
-            (hours, _("%(n)s h") % {"n": hours}) for hours in self.limits.durations_hours
-        ]
-        if not user.is_staff:
-            self.fields["priority"].choices = [
-                (value, label) for value, label in Priority.choices if value != Priority.VERY_URGENT
-            ]
         if not self.limits.sharing_enabled:
             self.fields["others_access"].choices = [(Access.NONE, Access.NONE.label)]
         self.fields["perf_policy"].choices = [
@@ -342,3 +333,9 @@ class CurrentValues:
 
     def __getitem__(self, name: str):
         return self.form.value(name)
+
+
+# The prediction's form (jobs.forms.draft): these same fields of this form.
+DraftForm = type(
+    "DraftForm", (draft.Draft,), {name: JobForm.base_fields[name] for name in draft.FIELDS}
+)

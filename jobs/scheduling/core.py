@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from math import inf
 from operator import attrgetter
 
+from jobs.scheduling.booking import Booking
 from jobs.scheduling.capable import Capable
 from jobs.scheduling.data import (
     Admission,
@@ -72,16 +72,6 @@ def order(queue: Iterable[QueuedJob]) -> list[QueuedJob]:
     return sorted(queue, key=attrgetter("queue_key"))
 
 
-@dataclass(slots=True)
-class Booking:
-    """Where a job is planned in this pass: start, spec and (node index, slots) replicas."""
-
-    start: float | None
-    alternative: Alternative | None
-    replicas: list[tuple[int, tuple[int, ...]]]
-    blockers: tuple[int, ...] = ()
-
-
 class Schedule(Capable):
     """One pass: its reservations and admissions, plus the profile predictions reuse."""
 
@@ -107,6 +97,7 @@ class Schedule(Capable):
         self.keys: list[tuple] = []  # queue_key of each job, in order
         self.ahead_cache: dict[int, Profile] = {}  # see predict.ahead
         self.fit_now_cache: dict[tuple, int] = {}  # see predict._fit_now
+        self.never_cache: dict[tuple, object] = {}  # see predict.never_fits
         self.track: Tracker | NoTracker = NO_TRACKER
         self.digest: Digest | None = None  # for the next pass (see run)
 
@@ -116,7 +107,7 @@ class Schedule(Capable):
         derived from the bookings (:meth:`reservation` works one out when asked)."""
         state = {**self.__dict__, "reservations": None, "admissions": [], "digest": None}
         for name in ("_capable", "_capable_sets", "_allowed", "reasons_cache", "ahead_cache",
-                     "fit_now_cache"):  # fmt: skip
+                     "fit_now_cache", "never_cache"):  # fmt: skip
             state[name] = {}
         return state
 

@@ -33,7 +33,9 @@ from jobs.scheduling.rules import never_reason, rule_key, wait_reason
 from resources.placement import answer as placement
 
 
-def never_fits(nodes: Sequence[SchedNode], draft: QueuedJob) -> NeverFits | None:
+def never_fits(
+    nodes: Sequence[SchedNode], draft: QueuedJob, memo: dict | None = None
+) -> NeverFits | None:
     """Why the draft could never start on these nodes, even all idle; None if it could.
 
     Pass the whole inventory: the form refuses such a draft instead of queueing it for ever
@@ -42,7 +44,14 @@ def never_fits(nodes: Sequence[SchedNode], draft: QueuedJob) -> NeverFits | None
     :func:`resources.placement.answer.never`.
     """
     wants = [(alternative.demand, alternative.min_nodes) for alternative in draft.alternatives]
-    return placement.never(nodes, draft, wants)
+    if memo is None:
+        return placement.never(nodes, draft, wants)
+    # ``memo``: answers kept for these same nodes (a plan's), by what they depend on.
+    key = ("never", draft.pool, draft.driver, draft.node_names, draft.allowed_pools,
+           tuple(wants))  # fmt: skip
+    if key not in memo:
+        memo[key] = placement.never(nodes, draft, wants)
+    return memo[key]
 
 
 def predict(
@@ -75,7 +84,7 @@ def forecast(
     """:func:`predict` from a pass already made."""
     keys = schedule.keys
     position, length = bisect_left(keys, draft.queue_key) + 1, len(keys) + 1
-    never = never_fits(schedule.nodes, draft)
+    never = never_fits(schedule.nodes, draft, schedule.never_cache)
     if never is not None:
         return Prediction(False, None, position, length, None, never)
     profile = ahead(schedule, position)

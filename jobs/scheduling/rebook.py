@@ -15,12 +15,13 @@ from collections.abc import Mapping
 from math import inf
 from typing import TYPE_CHECKING
 
+from jobs.scheduling.booking import Booking
 from jobs.scheduling.data import QueuedJob, Reservation
 from jobs.scheduling.node_fit import to_mask
 from jobs.scheduling.profile import Item, Timeline
 
 if TYPE_CHECKING:
-    from jobs.scheduling.core import Booking, Schedule
+    from jobs.scheduling.core import Schedule
 
 
 def recommit_all(
@@ -63,8 +64,6 @@ def recommit_all(
 def held_booking(schedule: Schedule, job: QueuedJob, held: Reservation) -> Booking | None:
     """The booking a previous reservation stands for, if it is still valid (its fit beside
     the others aside); None if not."""
-    from jobs.scheduling.core import Booking
-
     if held.start is None:
         # Kept only while the job still cannot start: then it holds nothing. Whether a job
         # can ever start does not depend on what is booked (everything ends).

@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from math import inf
 from typing import TYPE_CHECKING, TypeVar
 
+from jobs.scheduling.booking import Booking
 from jobs.scheduling.data import QueuedJob
 from jobs.scheduling.node_fit import NodeInfo
 from jobs.scheduling.profile import Item, demand_key
 from jobs.scheduling.rules import rule_key
 
 if TYPE_CHECKING:
-    from jobs.scheduling.core import Booking, Schedule
+    from jobs.scheduling.core import Schedule
 
 T = TypeVar("T")
 

@@ -18,14 +18,14 @@ from django.views.decorators.http import require_POST
 from console.params import whole_number
 from jobs.admission import prediction
 from jobs.admission.words import Names, say
-from jobs.forms.job import JobForm
+from jobs.forms.job import DraftForm
 from resources.placement import availability
 
 ROWS = 10
 MAX_ROWS = 200
 
 
-def panel_context(form: JobForm, user, project, rows: int) -> dict:
+def panel_context(form: DraftForm, user, project, rows: int) -> dict:
     form.is_valid()  # the fields valid so far are enough, as for the prediction
     draft = prediction.draft_from(form.cleaned_data, project)
     if draft is None:
@@ -78,7 +78,7 @@ def job_form_availability(request: HttpRequest) -> HttpResponse:
     project = request.project or None
     context = {"open": request.POST.get("availability") == "1"}
     if context["open"]:
-        form = JobForm(request.POST, user=request.user, project=project)
+        form = DraftForm(request.POST, user=request.user, project=project)
         rows = whole_number(request.POST.get("availability_rows"), low=ROWS, high=MAX_ROWS)
         context.update(panel_context(form, request.user, project, rows or ROWS))
     response = render(request, "jobs/form_availability.html", context)

@@ -8,22 +8,23 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from jobs.admission import prediction
-from jobs.forms.job import JobForm
+from jobs.forms.job import DraftForm
 
 
-def context_for(form: JobForm, user, project) -> dict:
+def context_for(form: DraftForm, user, project) -> dict:
     """What the prediction panel shows for the form's current values."""
     form.is_valid()  # the fields that are valid so far are enough to predict
     draft = prediction.draft_from(form.cleaned_data, project)
     if draft is None:
         return {"forecast": None}
-    refusal = prediction.refusal(draft)
+    plan = prediction.current_plan()
+    refusal = prediction.refusal(draft, plan)
     if refusal:
         return {"forecast": True, "refusal": refusal}
     caveat = None
     if form.cleaned_data.get("resume_enabled"):
         caveat = prediction.resume_caveat(draft)
-    result = prediction.explain(draft, user)
+    result = prediction.explain(draft, user, plan)
     specs = {spec.pk: spec.name for spec in form.cleaned_data.get("specs") or []}
     from resources.models import NodeSpec
 
@@ -45,7 +46,7 @@ def context_for(form: JobForm, user, project) -> dict:
 @login_required
 def job_form_predict(request: HttpRequest) -> HttpResponse:
     project = request.project or None
-    form = JobForm(request.POST, user=request.user, project=project)
+    form = DraftForm(request.POST, user=request.user, project=project)
     response = render(request, "jobs/prediction.html", context_for(form, request.user, project))
     response["Cache-Control"] = "no-store"
     return response
