@@ -19,6 +19,7 @@ only ever compared with what this pass actually holds.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import inf
@@ -34,6 +35,11 @@ if TYPE_CHECKING:
     from jobs.scheduling.core import Schedule
 
 T = TypeVar("T")
+
+# Entries of the log one job's reach is checked against at most: past them it counts as
+# reached (searched again), so that after a large change (a queue's worth of room given
+# back) a pass does not check every job against all of it.
+REACH_LIMIT = 256
 
 
 def node_key(info: NodeInfo) -> tuple:
@@ -116,33 +122,33 @@ class Tracker:
         """Whether room given back from log position ``since`` on could let the job start
         before its booking: on a node it holds (lifted out, its own room joins it), or where
         a run of room for one replica of one of its specs overlaps it, starts before the
-        booking and lasts the job's duration."""
+        booking and lasts the job's duration. Past REACH_LIMIT entries looked at, it may."""
         if since >= len(self.log):
             return False
         self._sort_in()
         start, duration = booking.start, job.duration
-        reach = start + duration
+        reach, looked = start + duration, 0
         for index, _ in booking.replicas:
-            for position, given in self._by_node.get(index, ()):
-                if position >= since and given < reach:
+            entries = self._by_node.get(index, ())
+            for k in range(bisect_left(entries, (since,)), len(entries)):
+                looked += 1
+                if entries[k][1] < reach or looked > REACH_LIMIT:
                     return True
         now, timelines = self.schedule.now, self.schedule.timelines
         for group, nodes in self._groups(job):
             demand, key = group[1], demand_key(group[1])
             entries = self._entries(group, nodes)
-            alive = []
-            for entry in entries:
-                position, index, given, until = entry
-                runs = list(timelines[index].runs_over(demand, key, given, until))
-                if not runs:
-                    continue  # no room there now: room given back later is logged anew
-                alive.append(entry)
-                if position >= since and given < reach:
-                    for run_start, run_end in runs:
-                        begin = max(run_start, now)
-                        if begin < start and run_end - begin >= duration:
-                            return True
-            entries[:] = alive
+            for k in range(bisect_left(entries, (since,)), len(entries)):
+                _, index, given, until = entries[k]
+                if given >= reach:
+                    continue
+                looked += 1
+                if looked > REACH_LIMIT:
+                    return True
+                for run_start, run_end in timelines[index].runs_over(demand, key, given, until):
+                    begin = max(run_start, now)
+                    if begin < start and run_end - begin >= duration:
+                        return True
         return False
 
     def _sort_in(self) -> None:
@@ -153,7 +159,7 @@ class Tracker:
         self._read = len(log)
 
     def _entries(self, group: tuple, nodes: frozenset[int]) -> list:
-        """The log's entries on the group's nodes that may still hold room, as (position,
+        """The log's entries on the group's nodes in log order, as (position,
         node index, start, end): those read since its last question are added."""
         live = self._live.get(group)
         if live is None:
