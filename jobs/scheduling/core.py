@@ -146,7 +146,7 @@ class Schedule(Capable):
         keep a booking as it is (see :mod:`.settled`)."""
         self.order = order(queue)
         self.keys = [job.queue_key for job in self.order]
-        kept, unkept = recommit_all(self, committed, replay)
+        kept, unkept = recommit_all(self, committed, replay, None if replay else previous)
         for job in unkept:
             self._fresh(job)
         if not replay:

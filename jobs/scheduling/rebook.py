@@ -19,21 +19,30 @@ from jobs.scheduling.booking import Booking
 from jobs.scheduling.data import QueuedJob, Reservation
 from jobs.scheduling.node_fit import to_mask
 from jobs.scheduling.profile import Item, Timeline
+from jobs.scheduling.settled import Digest, node_key
 
 if TYPE_CHECKING:
     from jobs.scheduling.core import Schedule
 
 
 def recommit_all(
-    schedule: Schedule, committed: Mapping[int, Reservation], replay: bool
+    schedule: Schedule,
+    committed: Mapping[int, Reservation],
+    replay: bool,
+    previous: Digest | None = None,
 ) -> tuple[int, list[QueuedJob]]:
     """Book the committed reservations again: how many jobs at the head of the queue kept
-    theirs, and (replay) the jobs that did not, in queue order."""
+    theirs, and (replay) the jobs that did not, in queue order. ``previous``: the last
+    pass's digest, whose settled bookings need no checking again (see :func:`as_settled`)."""
     held: list[tuple[QueuedJob, Booking]] = []
     unkept: list[QueuedJob] = []
+    same = unchanged_nodes(schedule, previous)
     for job in schedule.order:
         reservation = committed.get(job.id)
-        booking = None if reservation is None else held_booking(schedule, job, reservation)
+        booking = None
+        if reservation is not None:
+            booking = as_settled(schedule, job, reservation, previous, same)
+            booking = booking or held_booking(schedule, job, reservation)
         if booking is not None:
             held.append((job, booking))
         elif replay:
@@ -59,6 +68,35 @@ def recommit_all(
     if replay:
         unkept.sort(key=lambda job: job.queue_key)
     return kept, unkept
+
+
+def unchanged_nodes(schedule: Schedule, previous: Digest | None) -> frozenset[int]:
+    """The ids of the nodes the digest knew as they are now."""
+    if previous is None:
+        return frozenset()
+    known = previous.nodes
+    return frozenset(info.id for info in schedule.infos if known.get(info.id) == node_key(info))
+
+
+def as_settled(
+    schedule: Schedule, job: QueuedJob, held: Reservation, previous: Digest | None, same
+) -> Booking | None:
+    """The booking of a reservation the last plan made and held settled, for the same job
+    on the same nodes: valid as it was (only the plan's own checks made it), so it is not
+    checked again. None if it is not such a one."""
+    kept = previous.settled.get(job.id) if previous is not None else None
+    if kept is None or kept[0] != job or held.start is None:
+        return None
+    start = max(held.start, schedule.now)
+    at = tuple((p.node_id, tuple(p.slots)) for p in held.placements)
+    if kept[1] != (start, held.spec_id, at) or not all(node in same for node, _ in at):
+        return None
+    alternative = next(a for a in job.alternatives if a.spec_id == held.spec_id)
+    demand, by_id = alternative.demand, schedule.by_id
+    if any((p.cpu, p.memory) != (demand.cpu, demand.memory) for p in held.placements):
+        return None
+    replicas = [(by_id[node].index, slots) for node, slots in at]
+    return Booking(start, alternative, replicas, held.blockers)
 
 
 def held_booking(schedule: Schedule, job: QueuedJob, held: Reservation) -> Booking | None:
