@@ -133,24 +133,24 @@ class Timeline:
             cpu[k] += item.cpu
             mem[k] += item.mem
             mask[k] |= item.mask
+        self._hold(key, item)
+        self._changed()
+        self._respan(item.start, item.end)
+
+    def _hold(self, key: object, item: Item) -> None:
+        """An item added: kept, with its end (blockers) and its two breakpoints."""
         self.items[key] = item
         self.ends.setdefault(item.end, []).append(item.owner)
         bounds = self.bounds
         bounds[item.start] = bounds.get(item.start, 0) + 1
         bounds[item.end] = bounds.get(item.end, 0) + 1
-        self._changed()
-        self._respan(item.start, item.end)
 
     def install(self, times, cpu, mem, mask, items: list[tuple[object, Item]]) -> None:
         """Take segments worked out elsewhere (jobs.scheduling.rebook) with these items
         added: what add would have made of them one by one."""
         self.times, self.cpu, self.mem, self.mask = times, cpu, mem, mask
-        ends, bounds = self.ends, self.bounds
         for key, item in items:
-            self.items[key] = item
-            ends.setdefault(item.end, []).append(item.owner)
-            bounds[item.start] = bounds.get(item.start, 0) + 1
-            bounds[item.end] = bounds.get(item.end, 0) + 1
+            self._hold(key, item)
         self._changed()
         self.room.clear()  # the runs of room are worked out again when next asked
 

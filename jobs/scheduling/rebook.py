@@ -84,12 +84,13 @@ def as_settled(
     """The booking of a reservation the last plan made and held settled, for the same job
     on the same nodes: valid as it was (only the plan's own checks made it), so it is not
     checked again. None if it is not such a one."""
-    kept = previous.settled.get(job.id) if previous is not None else None
-    if kept is None or kept[0] != job or held.start is None:
+    if previous is None or held.start is None or job.id not in previous.settled:
         return None
     start = max(held.start, schedule.now)
-    at = tuple((p.node_id, tuple(p.slots)) for p in held.placements)
-    if kept[1] != (start, held.spec_id, at) or not all(node in same for node, _ in at):
+    at = tuple((p.node_id, tuple(p.slots)) for p in held.placements)  # as booking_key has it
+    if not previous.settled_as(job, (start, held.spec_id, at)):
+        return None
+    if not all(node in same for node, _ in at):
         return None
     alternative = next(a for a in job.alternatives if a.spec_id == held.spec_id)
     demand, by_id = alternative.demand, schedule.by_id

@@ -58,8 +58,13 @@ class Digest:
     items: dict[int, dict[object, Item]]  # node id -> (owner, replica) -> item
     settled: dict[int, tuple[QueuedJob, tuple]]  # job id -> (job, booking_key)
 
+    def settled_as(self, job: QueuedJob, key: tuple) -> bool:
+        """Whether this plan held ``job``, as it is, settled and booked as ``key``."""
+        return self.settled.get(job.id) == (job, key)
+
 
 def booking_key(schedule: Schedule, booking: Booking) -> tuple:
+    """A booking by what outlives the pass: (start, spec, ((node id, slots), ...))."""
     infos = schedule.infos
     replicas = tuple((infos[index].id, slots) for index, slots in booking.replicas)
     return (booking.start, booking.alternative.spec_id, replicas)
@@ -110,8 +115,8 @@ class Tracker:
     def unmoved(self, job: QueuedJob, booking: Booking) -> bool:
         """Whether a search for this re-booked job would keep its booking: it was settled
         in the last plan, as it is now, and no room came back within its reach since."""
-        kept = self.previous.settled.get(job.id) if self.previous else None
-        if kept is None or kept[0] != job or kept[1] != booking_key(self.schedule, booking):
+        previous = self.previous
+        if previous is None or not previous.settled_as(job, booking_key(self.schedule, booking)):
             return False
         if self._reached(job, booking, 0):
             return False

@@ -28,10 +28,21 @@ NODES = 1_000
 TARGETS = {1_000: (0.1, 0.1), 10_000: (1.0, 0.3), 30_000: (3.0, 1.0)}
 
 
+def after(first, queued) -> tuple[list, list]:
+    """What the worker holds between passes: the jobs ``first`` admitted running (to their
+    end at the latest), the others waiting with their reservations."""
+    from jobs.scheduling.data import RunningJob
+
+    durations = {job.id: job.duration for job in queued}
+    running = [RunningJob(a.job_id, first.now + durations[a.job_id], a.placements)
+               for a in first.admissions]  # fmt: skip
+    admitted = {a.job_id for a in first.admissions}
+    return running, [job for job in queued if job.id not in admitted]
+
+
 def measure(size: int) -> dict:
     """One size, in this process (the subprocess's side)."""
     from jobs.scheduling import passes
-    from jobs.scheduling.data import RunningJob
     from jobs.scheduling.predict import predict
     from tests.bench.scheduler_core import uniform
 
@@ -47,13 +58,7 @@ def measure(size: int) -> dict:
         predict(nodes, [], queued, draft, now, schedule=first)
         times.append((time.perf_counter() - started) * 1000)
     times.sort()
-    # What the worker holds between passes: the admitted jobs run, the rest wait with their
-    # reservations, and the last pass's digest (its Schedule is gone).
-    durations = {job.id: job.duration for job in queued}
-    running = [RunningJob(a.job_id, now + durations[a.job_id], a.placements)
-               for a in first.admissions]  # fmt: skip
-    admitted = {a.job_id for a in first.admissions}
-    waiting = [job for job in queued if job.id not in admitted]
+    running, waiting = after(first, queued)
     committed, digest = first.reservations, first.digest
     del first
     started = time.perf_counter()
@@ -79,7 +84,7 @@ def measure(size: int) -> dict:
         "next": next_s,
         "submitted": submitted_s,
         "ended": ended_s,
-        "admitted": len(admitted),
+        "admitted": len(running),
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "predict_p50": statistics.median(times),
         "predict_p95": times[int(len(times) * 0.95) - 1],

@@ -5,6 +5,7 @@ from decimal import Decimal
 import pytest
 
 from console.sharing import Access
+from jobs.scheduling import core
 from resources.models import Image
 from tests.resources.catalog_factories import (
     AlgorithmFactory,
@@ -93,3 +94,17 @@ def job_post(inventory, catalog):
         return data
 
     return build
+
+
+@pytest.fixture
+def searches(monkeypatch):
+    """The jobs each pass searched for, in order."""
+    seen: list[int] = []
+    best = core.Schedule._best
+
+    def counted(self, job, profile, horizon):
+        seen.append(job.id)
+        return best(self, job, profile, horizon)
+
+    monkeypatch.setattr(core.Schedule, "_best", counted)
+    return seen

@@ -13,7 +13,6 @@ from jobs import lifecycle
 from jobs.admission import db
 from jobs.admission.db import run_pass
 from jobs.models import Job, JobEvent, Phase
-from jobs.scheduling import core
 from resources.models import Allocation
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
@@ -84,35 +83,28 @@ def test_a_pass_after_one_that_changed_nothing_is_skipped_until_something_change
 
 @pytest.mark.django_db(transaction=True)
 def test_the_worker_keeps_its_last_pass_so_a_submission_searches_only_the_newcomer(
-    alice, vision, specs, monkeypatch
+    alice, vision, specs, monkeypatch, searches
 ):
     """The pass after a submission is given the last pass's digest: the jobs already
     waiting, whose room nothing gave back, are not searched again (scheduling.settled)."""
     waiting = [JobFactory(owner=alice, project=vision, name=f"w{i}", nodes_asked=2,
                           mode="pytorch", specs=[specs[8]]) for i in range(4)]  # fmt: skip
     settled()
-    searched = []
-    best = core.Schedule._best
-
-    def counted(self, job, profile, horizon):
-        searched.append(job.id)
-        return best(self, job, profile, horizon)
-
-    monkeypatch.setattr(core.Schedule, "_best", counted)
+    searches.clear()  # counted from here
     late = JobFactory(owner=alice, project=vision, name="late", nodes_asked=2,
                       mode="pytorch", specs=[specs[8]])  # fmt: skip
     result = run_pass()
     assert result.ran and result.admitted == []
-    assert searched == [late.pk]
+    assert searches == [late.pk]
     late.refresh_from_db()
     assert late.queue_position == 4  # behind w1-w3 (w0 was admitted)
     # A worker that starts afresh has no digest: it searches every waiting job again.
     monkeypatch.setattr(db, "_previous", None)
-    searched.clear()
+    searches.clear()
     JobFactory(owner=alice, project=vision, name="later", nodes_asked=1, mode="pytorch",
                specs=[specs[8]])  # fmt: skip
     run_pass()
-    assert len(searched) == len(waiting) + 1
+    assert len(searches) == len(waiting) + 1
 
 
 @pytest.mark.django_db(transaction=True)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from jobs.scheduling import passes
-from jobs.scheduling.data import RunningJob
+from tests.bench.scaling import after
 from tests.bench.scheduler_core import uniform
 
 CORE = str(Path(passes.__file__).parent)
@@ -28,11 +28,7 @@ def _worker_state(size: int):
     now = 1_000_000.0
     nodes, queued = uniform(1_000, size, random.Random(5), now)
     first = passes.schedule(nodes, [], queued, now)
-    durations = {job.id: job.duration for job in queued}
-    running = [RunningJob(a.job_id, now + durations[a.job_id], a.placements)
-               for a in first.admissions]  # fmt: skip
-    admitted = {a.job_id for a in first.admissions}
-    waiting = [job for job in queued if job.id not in admitted]
+    running, waiting = after(first, queued)
     return now, nodes, running, waiting, first.reservations, first.digest
 
 

@@ -10,28 +10,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.scheduling import Placement, RunningJob, core, schedule
+from jobs.scheduling import Placement, RunningJob, schedule
 from resources.placement.capacity import Demand
 from tests.jobs.test_scheduling_core import GiB, boards, job, node, running, spec
 from tests.jobs.test_scheduling_property import scenarios
-
-
-@pytest.fixture
-def searches(monkeypatch):
-    """The jobs each pass searched for, in order."""
-    seen: list[int] = []
-    best = core.Schedule._best
-
-    def counted(self, job, profile, horizon):
-        seen.append(job.id)
-        return best(self, job, profile, horizon)
-
-    monkeypatch.setattr(core.Schedule, "_best", counted)
-    return seen
 
 
 def test_a_pass_where_nothing_changed_searches_nothing(searches):
