@@ -138,6 +138,11 @@ class User:
         sends it again, as a person would."""
         for _ in range(5):
             page = self.get("new", "/jobs/new/")
+            if page is None and self.samples[-1].status == "error: ConnectionError":
+                # As a browser does with a GET on a kept-alive connection the server closed
+                # as it was reused (submissions come every few seconds, and the server's
+                # keep-alive is 5 s): sent again, once, on a new connection.
+                page = self.get("new", "/jobs/new/")
             if _told_to_wait(page):
                 time.sleep(int(page.headers["Retry-After"]))
                 continue
