@@ -33,7 +33,7 @@ from jobs.admission.state import (
     seen,
 )
 from jobs.admission.words import Names, say, to_json
-from jobs.models import Job, Phase
+from jobs.models import Phase
 from jobs.scheduling import passes
 from jobs.scheduling.data import Reservation
 from jobs.scheduling.settled import Digest
@@ -176,7 +176,7 @@ def _admit(admissions, state: State, spec_names: dict[int, str], own: list[str])
     """
     moves = []
     for admission in admissions:
-        job = Job(pk=admission.job_id, phase=Phase.QUEUED, name=state.names[admission.job_id])
+        job = lifecycle.Moving(admission.job_id, Phase.QUEUED, state.names[admission.job_id])
         nodes = len(admission.placements)
         message = said(
             counted(

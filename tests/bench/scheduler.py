@@ -99,9 +99,9 @@ def admission_with_writes():
         result = passes.schedule(state.nodes, state.running, state.queue, state.now)
         planned = time.perf_counter()
         names = dict(NodeSpec.objects.values_list("pk", "name"))
-        admitted = _admit_all(result.admissions, state, names)
+        admitted = _admit_all(result.admissions, state, names, [])
         written = time.perf_counter()
-        _record(result.reservations, state, admitted)
+        _record(result.reservations, state, admitted, [])
         recorded = time.perf_counter()
         n = len(admitted)
         return [
