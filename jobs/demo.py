@@ -23,6 +23,7 @@ DEMO_JOBS = [
 
 def seed(log, users: dict, projects: dict, **_seeded) -> dict:
     from jobs import permissions
+    from jobs.admission.db import ledger
     from jobs.lifecycle import record
     from jobs.models import Job, JobSpecChoice
     from resources.catalog.storage import personal_folder
@@ -57,15 +58,17 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
         JobSpecChoice.objects.create(job=job, spec=spec, order=0)
         if status == "running":
             # It holds two boards on each of two nodes, so bigger jobs have to wait for it.
-            for replica, node in enumerate(["local-a", "local-b"][:nodes]):
+            for replica, name_of_node in enumerate(["local-a", "local-b"][:nodes]):
+                node = Node.objects.get(name=name_of_node)
                 Allocation.objects.create(
-                    node=Node.objects.get(name=node),
+                    node=node,
                     holder_id=job.pk,
                     label=name,
                     replica=f"worker-{replica}",
                     cpu_millicores=spec.cpu_millicores,
                     memory_mib=spec.memory_mib,
                     slots=[0, 1],
+                    **ledger((alice.pk, vision.pk), node.pool_id, node.slices_per_board, [0, 1]),
                 )
         permissions.grant(job)
         record(job, "Demo job.")

@@ -13,6 +13,7 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -201,6 +202,7 @@ def _admit(admissions, state: State, spec_names: dict[int, str], own: list[str])
     moved = {job.pk: job for job in lifecycle.move_all(moves, Phase.ADMITTED)}
     if moved:
         own.append(_xid())
+    nodes = {node.state.id: node for node in state.nodes}
     rows.insert(
         Allocation,
         (
@@ -213,6 +215,12 @@ def _admit(admissions, state: State, spec_names: dict[int, str], own: list[str])
                 "cpu_millicores": placement.cpu,
                 "memory_mib": placement.memory,
                 "slots": list(placement.slots),
+                **ledger(
+                    state.holders.get(job_id, (None, None)),
+                    nodes[placement.node_id].pool,
+                    nodes[placement.node_id].state.slices,
+                    placement.slots,
+                ),
             }
             for job_id, placements in ((a.job_id, a.placements) for a in admissions)
             if job_id in moved
@@ -220,6 +228,14 @@ def _admit(admissions, state: State, spec_names: dict[int, str], own: list[str])
         ),
     )
     return [admission.job_id for admission in admissions if admission.job_id in moved]
+
+
+def ledger(holder: tuple[int, int], pool: int | None, slices: int, slots) -> dict:
+    """What the ledger (SPEC G4) records of one replica's allocation: who (owner, project),
+    the node's pool as it is now, and the boards held (a slice is its share of a board)."""
+    owner, project = holder
+    boards = (Decimal(len(slots)) / max(slices, 1)).quantize(Decimal("0.001"))
+    return {"owner_id": owner, "project_id": project, "pool_id": pool, "boards": boards}
 
 
 # An admitted job has no standing in the queue any more.

@@ -48,6 +48,8 @@ class State:
     queue: list[QueuedJob]
     committed: dict[int, Reservation]
     names: dict[int, str] = field(default_factory=dict)  # job id -> name
+    # job id -> (owner id, project id): what the ledger records of an admission (SPEC G4)
+    holders: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 NODE_FIELDS = (
@@ -116,19 +118,21 @@ QUEUE_FIELDS = (
     "pool_id",
     "driver_version_id",
     "project_id",
+    "owner_id",
     "reservation",
 )
 
 
-def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str]]:
-    queue, committed, names = [], {}, {}
+def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str], dict]:
+    queue, committed, names, holders = [], {}, {}, {}
     rows = Job.objects.filter(phase=Phase.QUEUED)
     for row, queued in _as_queued(rows, Phase.QUEUED):
         queue.append(queued)
         names[row["pk"]] = row["name"]
+        holders[row["pk"]] = (row["owner_id"], row["project_id"])
         if row["reservation"]:
             committed[row["pk"]] = reservation_from_json(row["pk"], row["reservation"])
-    return queue, committed, names
+    return queue, committed, names, holders
 
 
 def requeued(jobs) -> dict[int, QueuedJob]:
@@ -200,8 +204,8 @@ def load(now: datetime | None = None) -> State:
     now_seconds = epoch(now or timezone.now())
     nodes, states = _nodes()
     running = _running(now_seconds, states)
-    queue, committed, names = _queue()
-    return State(now_seconds, nodes, running, queue, committed, names)
+    queue, committed, names, holders = _queue()
+    return State(now_seconds, nodes, running, queue, committed, names, holders)
 
 
 def load_consistent(now: datetime | None = None) -> tuple[State, str, int]:

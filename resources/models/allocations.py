@@ -1,5 +1,6 @@
 """Who holds which part of which node: the one record availability and scheduling read."""
 
+from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
@@ -33,6 +34,26 @@ class Allocation(models.Model):
     slots = ArrayField(models.PositiveSmallIntegerField(), default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     released_at = models.DateTimeField(null=True, blank=True)
+    # The ledger (SPEC G4): who held it and where, as they were when it was allocated, so that
+    # usage stays with them whatever changes later (a node moved to another pool, a job
+    # deleted). Empty on rows older than the ledger that no holder could be found for.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("owner"), on_delete=models.PROTECT,
+        null=True, blank=True, related_name="+",
+    )  # fmt: skip
+    project = models.ForeignKey(
+        "console.Project", verbose_name=_("project"), on_delete=models.PROTECT,
+        null=True, blank=True, related_name="+",
+    )  # fmt: skip
+    pool = models.ForeignKey(
+        "resources.ResourcePool", verbose_name=_("pool"), on_delete=models.SET_NULL,
+        null=True, blank=True, related_name="+",
+        help_text=_("The node's dedicated pool when it was allocated; empty: a shared node."),
+    )  # fmt: skip
+    boards = models.DecimalField(
+        _("boards"), max_digits=7, decimal_places=3, default=0,
+        help_text=_("Whole boards held: virtual slices count as their share of a board."),
+    )  # fmt: skip
 
     objects = AllocationQuerySet.as_manager()
 
@@ -44,6 +65,8 @@ class Allocation(models.Model):
                 fields=["node"], condition=Q(released_at__isnull=True), name="live_alloc_node"
             ),
             models.Index(fields=["holder_kind", "holder_id"], name="alloc_holder"),
+            # Usage over a period reads the intervals that began before its end.
+            models.Index(fields=["created_at"], name="alloc_created"),
         ]
 
     def __str__(self) -> str:

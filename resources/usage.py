@@ -1,0 +1,83 @@
+"""Usage from the ledger (SPEC G4): board-hours held, by project, member or pool, per day,
+week or month.
+
+Each allocation row is an interval (``created_at`` to ``released_at``, still open while
+held) with who held it and where (:class:`resources.models.Allocation`). Usage over a
+period is each interval clipped to it, times its boards, summed in the database: one
+statement whatever the number of rows. An open interval counts up to ``now``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from django.db import connection
+from django.utils import timezone
+
+# What usage may be grouped by: the ledger's own columns, never text from the caller.
+BY = {"project": "a.project_id", "owner": "a.owner_id", "pool": "a.pool_id"}
+# Buckets of time: PostgreSQL's date_trunc units and their length.
+UNITS = {"day": "1 day", "week": "1 week", "month": "1 month"}
+
+
+@dataclass(frozen=True)
+class Used:
+    """Board-hours one holder (a project, member or pool id; None: not recorded, or a shared
+    node for pools) used in one bucket (its start; None when not bucketed)."""
+
+    bucket: datetime | None
+    key: int | None
+    board_hours: Decimal
+
+
+def board_hours(
+    start: datetime, end: datetime, *, by: str = "project", unit: str | None = None,
+    now: datetime | None = None, projects: list[int] | None = None,
+) -> list[Used]:  # fmt: skip
+    """Board-hours held in ``[start, end)``, by ``by`` (a key of :data:`BY`), per ``unit``
+    (a key of :data:`UNITS`, buckets in the database's time zone) or over the whole period;
+    only ``projects``' allocations when given. Ordered by bucket, then most used first."""
+    if by not in BY:
+        raise ValueError(f"usage is grouped by one of {', '.join(BY)}, not {by!r}")
+    if unit is not None and unit not in UNITS:
+        raise ValueError(f"usage is bucketed by one of {', '.join(UNITS)}, not {unit!r}")
+    if end <= start:
+        return []
+    params: dict[str, object] = {"start": start, "end": end, "now": now or timezone.now()}
+    if unit is None:
+        buckets = "(SELECT %(start)s::timestamptz AS at, %(end)s::timestamptz AS until) AS b"
+    else:
+        params |= {"unit": unit, "step": UNITS[unit]}
+        buckets = """(
+            SELECT at, at + %(step)s::interval AS until
+            FROM generate_series(date_trunc(%(unit)s, %(start)s::timestamptz),
+                                 %(end)s::timestamptz, %(step)s::interval) AS g(at)
+            WHERE at < %(end)s
+        ) AS b"""
+    only = ""
+    if projects is not None:
+        only = "AND a.project_id = ANY(%(projects)s)"
+        params["projects"] = list(projects)
+    key = BY[by]
+    # Clipped to the bucket and to the period; an interval still open ends now.
+    sql = f"""
+        SELECT b.at, {key}, sum(a.boards * extract(epoch FROM
+                   least(coalesce(a.released_at, %(now)s), b.until, %(end)s)
+                   - greatest(a.created_at, b.at, %(start)s))) / 3600
+        FROM {buckets}
+        JOIN resources_allocation AS a
+          ON a.created_at < least(b.until, %(end)s)
+         AND coalesce(a.released_at, %(now)s) > greatest(b.at, %(start)s)
+        WHERE a.boards > 0 AND coalesce(a.released_at, %(now)s) > a.created_at {only}
+        GROUP BY b.at, {key}
+        ORDER BY b.at, 3 DESC, {key}
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return [
+        Used(at if unit else None, holder, hours.quantize(Decimal("0.001")))
+        for at, holder, hours in rows
+    ]
