@@ -4,7 +4,7 @@ of inventory and faults."""
 from django.urls import include, path, register_converter
 
 from resources.catalog.kinds import KindConverter
-from resources.views import catalog, cluster, cluster_settings, faults, inventory
+from resources.views import catalog, cluster, cluster_settings, faults, inventory, usage
 
 register_converter(KindConverter, "catalog_kind")
 
@@ -23,6 +23,7 @@ catalog_patterns = [
 
 urlpatterns = [
     path("cluster/", cluster.cluster, name="cluster"),
+    path("usage/", usage.usage, name="usage"),
     path("cluster/nodes/<int:pk>/return/", faults.node_return, name="cluster_node_return"),
     path("settings/faults/", faults.fault_page, name="settings_faults"),
     path("settings/faults/<int:pk>/clear/", faults.fault_clear, name="settings_fault_clear"),

@@ -10,7 +10,7 @@ statement whatever the number of rows. An open interval counts up to ``now``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.db import connection
@@ -34,11 +34,12 @@ class Used:
 
 def board_hours(
     start: datetime, end: datetime, *, by: str = "project", unit: str | None = None,
-    now: datetime | None = None, projects: list[int] | None = None,
+    now: datetime | None = None, projects: list[int] | None = None, owner: int | None = None,
 ) -> list[Used]:  # fmt: skip
     """Board-hours held in ``[start, end)``, by ``by`` (a key of :data:`BY`), per ``unit``
     (a key of :data:`UNITS`, buckets in the database's time zone) or over the whole period;
-    only ``projects``' allocations when given. Ordered by bucket, then most used first."""
+    only ``projects``' allocations when given, only ``owner``'s when given. Ordered by
+    bucket, then most used first."""
     if by not in BY:
         raise ValueError(f"usage is grouped by one of {', '.join(BY)}, not {by!r}")
     if unit is not None and unit not in UNITS:
@@ -60,6 +61,9 @@ def board_hours(
     if projects is not None:
         only = "AND a.project_id = ANY(%(projects)s)"
         params["projects"] = list(projects)
+    if owner is not None:
+        only += " AND a.owner_id = %(owner)s"
+        params["owner"] = owner
     key = BY[by]
     # Clipped to the bucket and to the period; an interval still open ends now.
     sql = f"""
@@ -81,3 +85,22 @@ def board_hours(
         Used(at if unit else None, holder, hours.quantize(Decimal("0.001")))
         for at, holder, hours in rows
     ]
+
+
+def bucket_starts(start: datetime, end: datetime, unit: str) -> list[datetime]:
+    """The start of every bucket of ``unit`` that ``[start, end)`` touches, as the database
+    truncates them (days at midnight, weeks on Monday, months on the 1st, in ``start``'s
+    time zone): the chart's axis, empty buckets included."""
+    at = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "week":
+        at -= timedelta(days=at.weekday())
+    elif unit == "month":
+        at = at.replace(day=1)
+    starts = []
+    while at < end:
+        starts.append(at)
+        if unit == "month":
+            at = (at.replace(day=28) + timedelta(days=4)).replace(day=1)
+        else:
+            at += timedelta(days=7 if unit == "week" else 1)
+    return starts

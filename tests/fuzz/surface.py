@@ -62,6 +62,7 @@ PARAMETERS: dict[str, set[str]] = {
     "switch_project": {"project", "next"},
     "settings": {limit.name for limit in limits.LIMITS},
     "cluster": {"spec", "specs", "model", "page"},
+    "usage": {"days", "unit", "by", "export"},
     "cluster_node_return": set(),
     "settings_faults": {"node", "kind", "detail"},
     "settings_fault_clear": set(),

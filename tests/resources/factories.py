@@ -113,6 +113,20 @@ class AllocationFactory(factory.django.DjangoModelFactory):
     slots = factory.LazyFunction(list)
 
 
+def held(node, began, hours: float | None, boards: str = "1", **fields) -> Allocation:
+    """A ledger interval: an allocation of ``boards`` on ``node`` from ``began`` for
+    ``hours`` (still held: None), with the other ledger fields given."""
+    from datetime import timedelta
+    from decimal import Decimal
+
+    released = None if hours is None else began + timedelta(hours=hours)
+    allocation = AllocationFactory(node=node, boards=Decimal(boards), released_at=released,
+                                   **fields)  # fmt: skip
+    # auto_now_add: the start of the interval is set after the row is made.
+    Allocation.objects.filter(pk=allocation.pk).update(created_at=began)
+    return allocation
+
+
 class ClusterFactory(factory.django.DjangoModelFactory):
     """A token cluster; ``token`` sets (seals) its bearer token."""
 

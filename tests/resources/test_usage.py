@@ -15,10 +15,10 @@ from resources.usage import board_hours
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import (
     AcceleratorModelFactory,
-    AllocationFactory,
     NodeFactory,
     NodeSpecFactory,
     ResourcePoolFactory,
+    held,
 )
 
 T0 = datetime(2026, 3, 30, 22, 0, tzinfo=UTC)  # late on a Monday, two days before April
@@ -100,9 +100,8 @@ def test_usage_is_every_interval_clipped_to_the_period_and_its_bucket(
     for created, length, boards, which in rows:
         created = min(created, now)
         released = None if length is None else min(created + timedelta(minutes=30 * length), now)
-        allocation = AllocationFactory(node=node, project=projects[which], boards=Decimal(boards),
-                                       released_at=released)  # fmt: skip
-        Allocation.objects.filter(pk=allocation.pk).update(created_at=created)
+        hours = None if released is None else (released - created).total_seconds() / 3600
+        held(node, created, hours, boards, project=projects[which])
         intervals.append((created, released, boards, projects[which].pk))
     start, end = min(period), max(period)
 
@@ -124,9 +123,7 @@ def test_usage_by_member_and_pool_only_of_the_projects_asked(alice, bob, vision,
     for owner, project, where, boards in [
         (alice, vision, pool, "2"), (bob, vision, None, "1"), (bob, speech, None, "4"),
     ]:  # fmt: skip
-        allocation = AllocationFactory(node=node, owner=owner, project=project, pool=where,
-                                       boards=Decimal(boards), released_at=day + timedelta(hours=3))  # fmt: skip
-        Allocation.objects.filter(pk=allocation.pk).update(created_at=day)
+        held(node, day, 3, boards, owner=owner, project=project, pool=where)
     window = (day, day + timedelta(days=1))
 
     by_member = board_hours(*window, by="owner", projects=[vision.pk])
