@@ -1,9 +1,9 @@
-"""Usage from the ledger (SPEC G4): board-hours held, by project, member or pool, per day,
-week or month.
+"""Usage from the ledger (SPEC G4): board-hours, CPU core-hours and memory GiB-hours held,
+by project, member or pool, per day, week or month.
 
 Each allocation row is an interval (``created_at`` to ``released_at``, still open while
 held) with who held it and where (:class:`resources.models.Allocation`). Usage over a
-period is each interval clipped to it, times its boards, summed in the database: one
+period is each interval clipped to it, times what it held, summed in the database: one
 statement whatever the number of rows. An open interval counts up to ``now``.
 """
 
@@ -20,26 +20,30 @@ from django.utils import timezone
 BY = {"project": "a.project_id", "owner": "a.owner_id", "pool": "a.pool_id"}
 # Buckets of time: PostgreSQL's date_trunc units and their length.
 UNITS = {"day": "1 day", "week": "1 week", "month": "1 month"}
+# What is summed, per hour held: boards, CPU cores, memory GiB.
+MEASURES = ("board_hours", "cpu_hours", "memory_gib_hours")
 
 
 @dataclass(frozen=True)
 class Used:
-    """Board-hours one holder (a project, member or pool id; None: not recorded, or a shared
-    node for pools) used in one bucket (its start; None when not bucketed)."""
+    """What one holder (a project, member or pool id; None: not recorded, or a shared node
+    for pools) used in one bucket (its start; None when not bucketed)."""
 
     bucket: datetime | None
     key: int | None
     board_hours: Decimal
+    cpu_hours: Decimal
+    memory_gib_hours: Decimal
 
 
-def board_hours(
+def usage_in(
     start: datetime, end: datetime, *, by: str = "project", unit: str | None = None,
     now: datetime | None = None, projects: list[int] | None = None, owner: int | None = None,
 ) -> list[Used]:  # fmt: skip
-    """Board-hours held in ``[start, end)``, by ``by`` (a key of :data:`BY`), per ``unit``
-    (a key of :data:`UNITS`, buckets in the database's time zone) or over the whole period;
-    only ``projects``' allocations when given, only ``owner``'s when given. Ordered by
-    bucket, then most used first."""
+    """Boards, cores and memory held in ``[start, end)``, in hours, by ``by`` (a key of
+    :data:`BY`), per ``unit`` (a key of :data:`UNITS`, buckets in the database's time zone)
+    or over the whole period; only ``projects``' allocations when given, only ``owner``'s
+    when given. Ordered by bucket, then most board-hours first (then CPU core-hours)."""
     if by not in BY:
         raise ValueError(f"usage is grouped by one of {', '.join(BY)}, not {by!r}")
     if unit is not None and unit not in UNITS:
@@ -66,24 +70,26 @@ def board_hours(
         params["owner"] = owner
     key = BY[by]
     # Clipped to the bucket and to the period; an interval still open ends now.
+    hours = """extract(epoch FROM least(coalesce(a.released_at, %(now)s), b.until, %(end)s)
+                               - greatest(a.created_at, b.at, %(start)s)) / 3600"""
     sql = f"""
-        SELECT b.at, {key}, sum(a.boards * extract(epoch FROM
-                   least(coalesce(a.released_at, %(now)s), b.until, %(end)s)
-                   - greatest(a.created_at, b.at, %(start)s))) / 3600
+        SELECT b.at, {key}, sum(a.boards * {hours}), sum(a.cpu_millicores / 1000.0 * {hours}),
+               sum(a.memory_mib / 1024.0 * {hours})
         FROM {buckets}
         JOIN resources_allocation AS a
           ON a.created_at < least(b.until, %(end)s)
          AND coalesce(a.released_at, %(now)s) > greatest(b.at, %(start)s)
-        WHERE a.boards > 0 AND coalesce(a.released_at, %(now)s) > a.created_at {only}
+        WHERE coalesce(a.released_at, %(now)s) > a.created_at {only}
         GROUP BY b.at, {key}
-        ORDER BY b.at, 3 DESC, {key}
+        ORDER BY b.at, 3 DESC, 4 DESC, {key}
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
+    thousandth = Decimal("0.001")
     return [
-        Used(at if unit else None, holder, hours.quantize(Decimal("0.001")))
-        for at, holder, hours in rows
+        Used(at if unit else None, holder, *(Decimal(v).quantize(thousandth) for v in values))
+        for at, holder, *values in rows
     ]
 
 

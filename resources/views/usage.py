@@ -1,5 +1,5 @@
-"""/usage/: board-hours from the ledger (SPEC G4) by project, member or pool, per day, week or
-month, as a chart, a table and a CSV file.
+"""/usage/: board-hours, CPU core-hours and memory GiB-hours from the ledger (SPEC G4) by
+project, member or pool, per day, week or month, as a chart, a table and a CSV file.
 
 Who sees what: a platform admin, everything; anyone else, the projects they work in. By
 member, a project's lead (or project admin) sees each member of it; in the projects they do
@@ -26,7 +26,7 @@ from console.htmx import render_page
 from console.models import Membership, Project
 from console.models.projects import Role
 from resources.models import ResourcePool
-from resources.usage import board_hours, bucket_starts
+from resources.usage import MEASURES, bucket_starts, usage_in
 
 PERIODS = (7, 30, 90)  # days
 LEADS = (Role.LEAD, Role.ADMIN)
@@ -42,6 +42,11 @@ class UsageForm(forms.Form):
     by = forms.ChoiceField(
         label=_("By"), initial="project",
         choices=[("project", _("project")), ("owner", _("member")), ("pool", _("pool"))],
+    )  # fmt: skip
+    measure = forms.ChoiceField(
+        label=_("Chart of"), initial="board_hours",
+        choices=[("board_hours", _("board-hours")), ("cpu_hours", _("CPU core-hours")),
+                 ("memory_gib_hours", _("memory GiB-hours"))],
     )  # fmt: skip
 
     def __init__(self, *args, **kwargs):
@@ -117,27 +122,33 @@ def _chart(buckets: list, totals: dict) -> dict:
 @login_required
 def usage(request: HttpRequest) -> HttpResponse:
     form, chosen = _choices(request)
-    by, unit = chosen["by"], chosen["unit"]
+    by, unit, measure = chosen["by"], chosen["unit"], chosen["measure"]
     end = timezone.now()
     start = end - timedelta(days=chosen["days"])
-    used: dict[tuple, Decimal] = defaultdict(Decimal)
+    # (bucket, holder) -> the hours of each measure, in MEASURES' order
+    used: dict[tuple, list[Decimal]] = defaultdict(lambda: [Decimal(0)] * len(MEASURES))
     for projects, owner in _parts(request.user, by):
-        for row in board_hours(start, end, by=by, unit=unit, now=end, projects=projects,
-                               owner=owner):  # fmt: skip
-            used[row.bucket, row.key] += row.board_hours
+        for row in usage_in(start, end, by=by, unit=unit, now=end, projects=projects,
+                            owner=owner):  # fmt: skip
+            sums = used[row.bucket, row.key]
+            for i, name in enumerate(MEASURES):
+                sums[i] += getattr(row, name)
     names = _names(by, {key for _bucket, key in used})
     if request.GET.get("export") == "csv":
         return _csv(used, names, by, unit, chosen["days"])
-    per_key: dict = defaultdict(Decimal)
+    shown = MEASURES.index(measure)
+    per_key: dict = defaultdict(lambda: [Decimal(0)] * len(MEASURES))
     per_bucket: dict = defaultdict(Decimal)
-    for (bucket, key), hours in used.items():
-        per_key[key] += hours
-        per_bucket[bucket] += hours
-    total = sum(per_key.values(), Decimal(0))
+    for (bucket, key), sums in used.items():
+        per_key[key] = [a + b for a, b in zip(per_key[key], sums, strict=True)]
+        per_bucket[bucket] += sums[shown]
+    total = sum((sums[shown] for sums in per_key.values()), Decimal(0))
     rows = [
-        {"name": names[key], "hours": hours, "share": float(hours / total * 100) if total else 0}
-        for key, hours in sorted(per_key.items(), key=lambda kv: (-kv[1], str(names[kv[0]])))
-    ]
+        {"name": names[key], "hours": sums,
+         "share": float(sums[shown] / total * 100) if total else 0}
+        for key, sums in sorted(per_key.items(),
+                                key=lambda kv: (-kv[1][shown], str(names[kv[0]])))
+    ]  # fmt: skip
     buckets = bucket_starts(timezone.localtime(start, UTC), end, unit)
     query = request.GET.copy()
     query["export"] = "csv"
@@ -148,6 +159,7 @@ def usage(request: HttpRequest) -> HttpResponse:
             "fields": [(form[name], chosen[name]) for name in form.fields],
             "by_label": dict(form.fields["by"].choices)[by],
             "unit_label": dict(form.fields["unit"].choices)[unit],
+            "measure_label": dict(form.fields["measure"].choices)[measure],
             "rows": rows,
             "total": total,
             "chart": _chart(buckets, per_bucket),
@@ -163,7 +175,7 @@ def _csv(used: dict, names: dict, by: str, unit: str, days: int) -> HttpResponse
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="usage-{days}d-by-{by}-per-{unit}.csv"'
     writer = csv.writer(response)
-    writer.writerow([unit, {"owner": "member"}.get(by, by), "board_hours"])
-    for (bucket, key), hours in sorted(used.items(), key=lambda kv: (kv[0][0], -kv[1])):
-        writer.writerow([bucket.date().isoformat(), names[key], f"{hours:.3f}"])
+    writer.writerow([unit, {"owner": "member"}.get(by, by), *MEASURES])
+    for (bucket, key), sums in sorted(used.items(), key=lambda kv: (kv[0][0], -kv[1][0])):
+        writer.writerow([bucket.date().isoformat(), names[key], *(f"{v:.3f}" for v in sums)])
     return response

@@ -111,7 +111,7 @@ def test_unknown_address_gets_404_page(client, alice):
         ("post", "/jobs/new/availability/", 200, ""),
         ("get", "/queue/", 403, ""),
         ("get", "/cluster/", 200, ""),
-        ("get", "/usage/", 200, "No board was held in this period"),
+        ("get", "/usage/", 200, "Nothing was held in this period"),
     ],
 )
 def test_a_user_in_no_project_gets_pages_not_500(client, method, path, status, says):

@@ -186,8 +186,32 @@ def test_two_hundred_jobs_survive_random_faults_and_a_killed_worker(
     # The faults did something, and most jobs still made it.
     assert FaultRecord.objects.filter(action__in=["restart", "resume"]).count() >= 20
     assert outcomes[("ok", Phase.SUCCEEDED)] >= 60, outcomes
+    ledger_holds(Job.objects.all())
     print(f"chaos: {JOBS} jobs in {took:.0f}s, worker killed after {killed_at} ended; "
           f"{dict(outcomes)}; injected {dict(chaos.injected)}")  # fmt: skip
+
+
+def ledger_holds(jobs) -> None:
+    """SPEC G4 after the chaos: every allocation closed (once: a release only closes an open
+    one) after it began, each recording its job's owner and project, and the CPU core-hours
+    the database sums for each project equal to its intervals' own sums."""
+    from decimal import Decimal
+
+    from resources.usage import usage_in
+
+    assert not Allocation.objects.live().exists()
+    holders = {job.pk: (job.owner_id, job.project_id) for job in jobs}
+    rows = list(Allocation.objects.filter(holder_kind="job"))
+    assert rows and all((a.owner_id, a.project_id) == holders[a.holder_id] for a in rows)
+    assert all(a.released_at >= a.created_at for a in rows)
+    own: Counter = Counter()
+    for a in rows:
+        held = Decimal((a.released_at - a.created_at).total_seconds()) / 3600
+        own[a.project_id] += Decimal(a.cpu_millicores) / 1000 * held
+    first, last = min(a.created_at for a in rows), max(a.released_at for a in rows)
+    summed = {u.key: u.cpu_hours for u in usage_in(first, last, now=last)}
+    expected = {project: hours.quantize(Decimal("0.001")) for project, hours in own.items()}
+    assert summed == {project: hours for project, hours in expected.items() if hours}
 
 
 def lost(jobs) -> list:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from jobs.admission.db import run_pass
 from jobs.models import Job, Phase
 from resources.models import Allocation
-from resources.usage import board_hours
+from resources.usage import usage_in
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import (
     AcceleratorModelFactory,
@@ -43,7 +43,8 @@ def test_an_admission_records_who_where_and_how_many_boards(alice, vision):
 
 
 def reference(intervals, start, end, now, unit):
-    """{(bucket start or None, project): board-hours}, summed interval by interval."""
+    """{(bucket start or None, project): (board-, CPU core-, memory GiB-hours)}, summed
+    interval by interval."""
 
     def buckets():
         if unit is None:
@@ -63,13 +64,19 @@ def reference(intervals, start, end, now, unit):
             at = after
 
     sums = {}
-    for created, released, boards, project in intervals:
+    for created, released, boards, cpu, memory, project in intervals:
+        held_per_hour = (Decimal(boards), Decimal(cpu) / 1000, Decimal(memory) / 1024)
         for bucket, lo, hi in buckets():
             seconds = (min(released or now, hi) - max(created, lo)).total_seconds()
-            if seconds > 0 and boards:
-                key = (bucket, project)
-                sums[key] = sums.get(key, 0) + Decimal(boards) * Decimal(seconds) / 3600
-    return {key: hours.quantize(Decimal("0.001")) for key, hours in sums.items()}
+            if seconds > 0:
+                before = sums.get((bucket, project), (0, 0, 0))
+                sums[bucket, project] = tuple(
+                    sum_ + amount * Decimal(seconds) / 3600
+                    for sum_, amount in zip(before, held_per_hour, strict=True)
+                )
+    thousandth = Decimal("0.001")
+    return {key: tuple(Decimal(v).quantize(thousandth) for v in hours)
+            for key, hours in sums.items()}  # fmt: skip
 
 
 hours = st.integers(0, 24 * 40).map(lambda h: T0 + timedelta(minutes=30 * h))
@@ -77,6 +84,8 @@ interval = st.tuples(
     hours,
     st.none() | st.integers(1, 24 * 20),
     st.sampled_from(["0", "0.25", "1", "8"]),
+    st.sampled_from([0, 500, 1000, 64000]),  # CPU millicores
+    st.sampled_from([0, 512, 1024, 1_048_576]),  # memory MiB
     st.sampled_from([0, 1]),
 )
 
@@ -97,22 +106,23 @@ def test_usage_is_every_interval_clipped_to_the_period_and_its_bucket(
     node = NodeFactory()
     now = T0 + timedelta(minutes=30 * late)
     intervals = []
-    for created, length, boards, which in rows:
+    for created, length, boards, cpu, memory, which in rows:
         created = min(created, now)
         released = None if length is None else min(created + timedelta(minutes=30 * length), now)
         hours = None if released is None else (released - created).total_seconds() / 3600
-        held(node, created, hours, boards, project=projects[which])
-        intervals.append((created, released, boards, projects[which].pk))
+        held(node, created, hours, boards, project=projects[which], cpu_millicores=cpu,
+             memory_mib=memory)  # fmt: skip
+        intervals.append((created, released, boards, cpu, memory, projects[which].pk))
     start, end = min(period), max(period)
 
-    found = board_hours(start, end, by="project", unit=unit, now=now)
+    found = usage_in(start, end, by="project", unit=unit, now=now)
 
-    assert {(u.bucket, u.key): u.board_hours for u in found} == {
-        key: hours for key, hours in reference(intervals, start, end, now, unit).items() if hours
-    }
-    # Buckets in time order; in each, most used first (ties: by id, the unrecorded last).
-    assert found == sorted(found, key=lambda u: (u.bucket or T0, -u.board_hours, u.key is None,
-                                                 u.key or 0))  # fmt: skip
+    assert {
+        (u.bucket, u.key): (u.board_hours, u.cpu_hours, u.memory_gib_hours) for u in found
+    } == reference(intervals, start, end, now, unit)
+    # Buckets in time order; in each, most board-hours first, then CPU (ties: by id).
+    assert found == sorted(found, key=lambda u: (u.bucket or T0, -u.board_hours, -u.cpu_hours,
+                                                 u.key is None, u.key or 0))  # fmt: skip
 
 
 @pytest.mark.django_db
@@ -126,8 +136,8 @@ def test_usage_by_member_and_pool_only_of_the_projects_asked(alice, bob, vision,
         held(node, day, 3, boards, owner=owner, project=project, pool=where)
     window = (day, day + timedelta(days=1))
 
-    by_member = board_hours(*window, by="owner", projects=[vision.pk])
-    by_pool = board_hours(*window, by="pool")
+    by_member = usage_in(*window, by="owner", projects=[vision.pk])
+    by_pool = usage_in(*window, by="pool")
 
     assert [(u.key, u.board_hours) for u in by_member] == [(alice.pk, 6), (bob.pk, 3)]
     assert [(u.key, u.board_hours) for u in by_pool] == [(None, 15), (pool.pk, 6)]
@@ -136,7 +146,7 @@ def test_usage_by_member_and_pool_only_of_the_projects_asked(alice, bob, vision,
 @pytest.mark.django_db
 def test_usage_refuses_what_it_cannot_group_by(vision):
     with pytest.raises(ValueError, match="grouped by one of project, owner, pool"):
-        board_hours(T0, T0 + timedelta(days=1), by="name; DROP TABLE x")
+        usage_in(T0, T0 + timedelta(days=1), by="name; DROP TABLE x")
     with pytest.raises(ValueError, match="bucketed by one of day, week, month"):
-        board_hours(T0, T0 + timedelta(days=1), unit="year")
-    assert board_hours(T0, T0) == []
+        usage_in(T0, T0 + timedelta(days=1), unit="year")
+    assert usage_in(T0, T0) == []

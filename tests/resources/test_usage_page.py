@@ -60,17 +60,33 @@ def test_each_sees_what_their_role_allows(client, actors, who, by, rows):
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("used")
+def test_the_chart_and_shares_follow_the_measure_chosen(client, admin):
+    client.force_login(admin)
+    boards = client.get("/usage/", {"by": "project", "days": 7})
+    cores = client.get("/usage/", {"by": "project", "days": 7, "measure": "cpu_hours"})
+    # Speech held more boards (4 for 3 h), vision more cores (two allocations of one).
+    assert table(boards) == [("Speech", "12.0"), ("Vision", "9.0")]
+    assert table(cores) == [("Vision", "9.0"), ("Speech", "12.0")]
+    assert "9.0 board-hours in all" not in cores.content.decode()
+    assert "9.0 CPU core-hours in all" in cores.content.decode()
+    assert "Share of CPU core-hours" in cores.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("used")
 def test_the_csv_has_a_line_per_day_and_holder(client, lead):
     client.force_login(lead)
     response = client.get("/usage/", {"by": "owner", "days": 30, "unit": "day", "export": "csv"})
     assert response["Content-Type"].startswith("text/csv")
     assert "usage-30d-by-owner-per-day.csv" in response["Content-Disposition"]
     lines = list(csv.reader(io.StringIO(response.content.decode())))
-    assert lines[0] == ["day", "member", "board_hours"]
+    assert lines[0] == ["day", "member", "board_hours", "cpu_hours", "memory_gib_hours"]
     per_member = {}
-    for _day, name, hours in lines[1:]:  # two days each when the three hours span midnight
-        per_member[name] = per_member.get(name, 0) + Decimal(hours)
-    assert per_member == {"alice": 6, "bob": 3}
+    for _day, name, *hours in lines[1:]:  # two days each when the three hours span midnight
+        before = per_member.get(name, [0, 0, 0])
+        per_member[name] = [a + Decimal(b) for a, b in zip(before, hours, strict=True)]
+    # Each allocation also held a core and a GiB (the factory's) for its three hours.
+    assert per_member == {"alice": [6, 3, 3], "bob": [3, 3, 3]}
     assert len(lines) - 1 in (2, 4)
 
 
@@ -78,10 +94,12 @@ def test_the_csv_has_a_line_per_day_and_holder(client, lead):
 @pytest.mark.usefixtures("used")
 def test_choices_not_offered_are_said_and_the_defaults_shown(client, alice):
     client.force_login(alice)
-    response = client.get("/usage/", {"by": "password", "days": "9999", "unit": "week"})
+    response = client.get(
+        "/usage/", {"by": "password", "days": "9999", "unit": "week", "measure": "<b>"}
+    )
     assert response.status_code == 200
     html = response.content.decode()
-    assert html.count("Not one of the choices: the default is shown.") == 2
+    assert html.count("Not one of the choices: the default is shown.") == 3
     assert re.search(r'<option value="week"\s+selected', html)
     assert re.search(r'<option value="project"\s+selected', html)
     assert re.search(r'<option value="30"\s+selected', html)
