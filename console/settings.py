@@ -11,7 +11,7 @@ from pathlib import Path
 from django.utils.csp import CSP
 from django.utils.translation import gettext_lazy as _
 
-from console import config, dbpool, embedded
+from console import beat, config, dbpool, embedded
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(config.env_str("VAR_DIR") or BASE_DIR / "var").resolve()
@@ -91,37 +91,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE = {
-    "heartbeat": {"task": "console.tasks.heartbeat", "schedule": 15.0},
-    "admission-pass": {
-        "task": "jobs.tasks.admit",
-        "schedule": float(config.env_int("ADMISSION_SECONDS", 5, low=1)),
-    },
-    "sync-runs": {
-        "task": "jobs.tasks.sync_runs",
-        "schedule": float(config.env_int("SYNC_SECONDS", 2, low=1)),
-    },
-    # Inspection (at the admin's period), the performance and hang watch, elastic growth.
-    "watch-faults": {
-        "task": "jobs.tasks.watch_faults",
-        "schedule": float(config.env_int("FAULT_WATCH_SECONDS", 1, low=1)),
-    },
-    "sync-tools": {
-        "task": "jobs.tasks.sync_tools",
-        "schedule": float(config.env_int("TOOL_SYNC_SECONDS", 10, low=1)),
-    },
-    # The hours a failed job is kept for its debug terminal (SPEC J20), once over.
-    "end-debugging": {"task": "jobs.tasks.end_debugging", "schedule": 60.0},
-    "sync-inventory": {
-        "task": "resources.tasks.sync_inventory",
-        "schedule": float(config.env_int("INVENTORY_SYNC_SECONDS", 30, low=5)),
-    },
-    # Prepared data (SPEC J19) unused for longer than the admin's days leaves the nodes.
-    "clean-prepared-data": {
-        "task": "resources.tasks.clean_prepared_data",
-        "schedule": float(config.env_int("PREPARED_DATA_CLEAN_SECONDS", 3600, low=60)),
-    },
-}
+CELERY_BEAT_SCHEDULE = beat.SCHEDULE
 
 
 def _cache_location(broker: str) -> str | None:

@@ -73,3 +73,11 @@ def clean_prepared_data() -> list[str]:
     for path in removed:
         log.info("prepared data unused for %s days deleted: %s", days, path)
     return [str(path) for path in removed]
+
+
+@shared_task
+def mail_usage_digests() -> int:
+    """Last week's usage to each project lead, once a week (resources.digest)."""
+    from resources import digest
+
+    return digest.send_all()

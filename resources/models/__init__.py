@@ -1,4 +1,4 @@
-from resources.models.allocations import Allocation
+from resources.models.allocations import Allocation, UsageDigest
 from resources.models.catalog import (
     Algorithm,
     AnnotationSet,
@@ -39,6 +39,7 @@ __all__ = [
     "NodeSpec",
     "ResourcePool",
     "TrainedModel",
+    "UsageDigest",
     "VendorKind",
     "Volume",
 ]

@@ -71,3 +71,22 @@ class Allocation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.label} on {self.node_id}"
+
+
+class UsageDigest(models.Model):
+    """A lead's weekly usage mail (SPEC G4), one row per lead and week: the mail goes out only
+    for the one that inserts the row, however often the task runs."""
+
+    lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    week = models.DateField(_("week starting"))
+    sent_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["lead", "week"], name="one_usage_digest_a_week")
+        ]
+        verbose_name = _("usage digest")
+        verbose_name_plural = _("usage digests")
+
+    def __str__(self) -> str:
+        return f"{self.lead} for the week of {self.week}"
