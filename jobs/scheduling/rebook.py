@@ -82,8 +82,8 @@ def as_settled(
     schedule: Schedule, job: QueuedJob, held: Reservation, previous: Digest | None, same
 ) -> Booking | None:
     """The booking of a reservation the last plan made and held settled, for the same job
-    on the same nodes: valid as it was (only the plan's own checks made it), so it is not
-    checked again. None if it is not such a one."""
+    on the same nodes, which its rules still allow: valid as it was (only the plan's own
+    checks made it), so its fit is not checked again. None if it is not such a one."""
     if previous is None or held.start is None or job.id not in previous.settled:
         return None
     start = max(held.start, schedule.now)
@@ -97,6 +97,11 @@ def as_settled(
     if any((p.cpu, p.memory) != (demand.cpu, demand.memory) for p in held.placements):
         return None
     replicas = [(by_id[node].index, slots) for node, slots in at]
+    # Its nodes are as they were, but the job's rules may allow none of them now: a node it
+    # names by name is gone, say (cached per rules and demand: a set lookup per replica).
+    capable = schedule.capable_set(job, alternative)
+    if any(index not in capable for index, _ in replicas):
+        return None
     return Booking(start, alternative, replicas, held.blockers)
 
 
