@@ -22,13 +22,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from console.models import Membership
-from console.models.projects import Role
+from console.models.projects import LEAD_ROLES
 from resources.models import UsageDigest
 from resources.usage import MEASURES, usage_in
 
 log = logging.getLogger(__name__)
 
-LEADS = (Role.LEAD, Role.ADMIN)
 SHOWN = 10  # members listed per project; the rest are summed on one line
 
 
@@ -81,7 +80,7 @@ def send_all(now: datetime | None = None) -> int:
     now = now or timezone.now()
     week = last_week(now)
     led: dict = {}
-    memberships = Membership.objects.filter(role__in=LEADS).select_related("user", "project")
+    memberships = Membership.objects.filter(role__in=LEAD_ROLES).select_related("user", "project")
     for membership in memberships.order_by("project__name"):
         led.setdefault(membership.user, []).append(membership.project)
     sent = 0

@@ -15,6 +15,10 @@ class Role(models.TextChoices):
     ADMIN = "admin", _("Project admin")
 
 
+# The roles that lead a project: its queue, its members' usage (SPEC P, G4).
+LEAD_ROLES = (Role.LEAD, Role.ADMIN)
+
+
 class ProjectQuerySet(models.QuerySet):
     def for_user(self, user) -> ProjectQuerySet:
         """Projects a user works in; platform admins see every project."""
@@ -89,4 +93,4 @@ class Membership(models.Model):
 
     @property
     def leads(self) -> bool:
-        return self.role in {Role.LEAD, Role.ADMIN}
+        return self.role in LEAD_ROLES

@@ -24,12 +24,11 @@ from django.views.decorators.http import require_GET
 
 from console.htmx import render_page
 from console.models import Membership, Project
-from console.models.projects import Role
+from console.models.projects import LEAD_ROLES
 from resources.models import ResourcePool
 from resources.usage import MEASURES, bucket_starts, usage_in
 
 PERIODS = (7, 30, 90)  # days
-LEADS = (Role.LEAD, Role.ADMIN)
 CHART_WIDTH, CHART_HEIGHT = 600, 120
 
 
@@ -78,8 +77,8 @@ def _parts(user, by: str) -> list[tuple[list[int] | None, int | None]]:
     roles = dict(Membership.objects.filter(user=user).values_list("project_id", "role"))
     if by != "owner":
         return [(list(roles), None)] if roles else []
-    led = [project for project, role in roles.items() if role in LEADS]
-    others = [project for project, role in roles.items() if role not in LEADS]
+    led = [project for project, role in roles.items() if role in LEAD_ROLES]
+    others = [project for project, role in roles.items() if role not in LEAD_ROLES]
     return [part for part in ((led, None), (others, user.pk)) if part[0]]
 
 
