@@ -14,6 +14,7 @@ class JobsConfig(AppConfig):
 
         hooks.usage_providers.append(inventory_links.live_jobs_using)
         hooks.demand_providers.append(inventory_links.queued_boards_by_model)
+        hooks.waiting_providers.append(inventory_links.queued_boards_by_project)
         console_hooks.dashboard_panels.append(dashboard.my_jobs_panel)
         console_hooks.connection_routes.append(connections.route)
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from django.db.models import F, Sum
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from jobs.models import Attempt, Job, JobSpecChoice
 from resources.models import Allocation, Cluster, Image, Node, NodeSpec
+from resources.quotas import Held
 
 
 def live_jobs_using(obj) -> list[tuple[str, str]]:
@@ -39,3 +41,22 @@ def queued_boards_by_model() -> dict[int, float]:
     for model, boards, nodes in rows:
         demand[model] += float(boards) * nodes
     return dict(demand)
+
+
+def queued_boards_by_project(projects=None) -> list[Held]:
+    """Boards queued jobs wait for by project, model and pool (SPEC G1's "waiting"),
+    each job counted by its first spec, as :func:`queued_boards_by_model` does."""
+    rows = JobSpecChoice.objects.filter(job__status="queued", order=0, spec__boards__gt=0)
+    if projects is not None:
+        rows = rows.filter(job__project__in=list(projects))
+    rows = (
+        rows.values("job__project", "spec__accelerator_model", "job__pool")
+        .annotate(
+            boards=Sum(F("spec__boards") * Coalesce("job__nodes_granted", "job__nodes_asked"))
+        )
+        .order_by()
+    )
+    return [
+        Held(row["job__project"], row["spec__accelerator_model"], row["job__pool"], row["boards"])
+        for row in rows
+    ]

@@ -49,6 +49,8 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
                 "description": description,
             },
         )
+    if model is not None:
+        seed_quotas(log, projects, model)
     for name, reference, scopes, kinds in IMAGES:
         Image.objects.get_or_create(
             name=name,
@@ -65,6 +67,31 @@ def seed(log, users: dict, projects: dict, **_seeded) -> dict:
 
         catalog_demo.seed(log, users, projects)
     return {}
+
+
+# Department, then its projects: Demo-GPU boards on every node (the demo has 20), guaranteed
+# and at most (SPEC G1). The guarantees fit the department's, which fits the cluster.
+QUOTAS = (("research", 16, 20), ("vision", 10, 16), ("speech", 6, 12))
+
+
+def seed_quotas(log, projects: dict, model) -> None:
+    """The demo's department and quotas, made once: an admin's changes are kept."""
+    from console.models import Department, Project
+    from resources.models import Quota
+
+    research, created = Department.objects.get_or_create(
+        slug="research", defaults={"name": "Research", "description": "Vision and Speech"}
+    )
+    if not created:
+        return
+    Project.objects.filter(pk__in=[p.pk for p in projects.values()]).update(department=research)
+    for slug, guaranteed, maximum in QUOTAS:
+        holder = {"department": research} if slug == "research" else {"project": projects[slug]}
+        Quota.objects.get_or_create(
+            **holder, accelerator_model=model, pool=None,
+            defaults={"guaranteed": guaranteed, "maximum": maximum},
+        )  # fmt: skip
+    log("Demo quotas: department Research (Vision, Speech) on Demo-GPU boards")
 
 
 def fit_prechecks(log, admin) -> None:

@@ -4,7 +4,7 @@ of inventory and faults."""
 from django.urls import include, path, register_converter
 
 from resources.catalog.kinds import KindConverter
-from resources.views import catalog, cluster, cluster_settings, faults, inventory, usage
+from resources.views import catalog, cluster, cluster_settings, faults, inventory, quotas, usage
 
 register_converter(KindConverter, "catalog_kind")
 
@@ -27,6 +27,17 @@ urlpatterns = [
     path("cluster/nodes/<int:pk>/return/", faults.node_return, name="cluster_node_return"),
     path("settings/faults/", faults.fault_page, name="settings_faults"),
     path("settings/faults/<int:pk>/clear/", faults.fault_clear, name="settings_fault_clear"),
+    path("settings/quotas/", quotas.quota_settings, name="quota_settings"),
+    path("settings/quotas/new/", quotas.quota_edit, name="quota_new"),
+    path("settings/quotas/<int:pk>/", quotas.quota_edit, name="quota_edit"),
+    path("settings/quotas/<int:pk>/delete/", quotas.quota_delete, name="quota_delete"),
+    path("settings/departments/new/", quotas.department_edit, name="department_new"),
+    path("settings/departments/<int:pk>/", quotas.department_edit, name="department_edit"),
+    path(
+        "settings/departments/<int:pk>/delete/",
+        quotas.department_delete,
+        name="department_delete",
+    ),
     path("catalog/", include((catalog_patterns, "catalog"))),
     path("settings/inventory/<slug:kind>/", inventory.inventory_list, name="inventory_list"),
     path("settings/inventory/<slug:kind>/new/", inventory.inventory_edit, name="inventory_new"),

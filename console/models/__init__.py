@@ -1,5 +1,13 @@
 from console.models.heartbeat import Heartbeat
 from console.models.platform import PlatformSetting, SettingChange
-from console.models.projects import Membership, Project, Role
+from console.models.projects import Department, Membership, Project, Role
 
-__all__ = ["Heartbeat", "Membership", "PlatformSetting", "Project", "Role", "SettingChange"]
+__all__ = [
+    "Department",
+    "Heartbeat",
+    "Membership",
+    "PlatformSetting",
+    "Project",
+    "Role",
+    "SettingChange",
+]

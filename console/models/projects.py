@@ -29,11 +29,32 @@ class ProjectQuerySet(models.QuerySet):
         return self.filter(memberships__user=user).distinct()
 
 
+class Department(models.Model):
+    """A group of projects with a quota of its own (SPEC G1): its projects' guarantees must
+    fit in its guarantee, and together they never hold more than its maximum."""
+
+    name = models.CharField(_("name"), max_length=100, unique=True)
+    slug = models.SlugField(_("slug"), max_length=63, unique=True)
+    description = models.CharField(_("description"), max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("department")
+        verbose_name_plural = _("departments")
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Project(models.Model):
     name = models.CharField(_("name"), max_length=100, unique=True)
     slug = models.SlugField(_("slug"), max_length=63, unique=True)
     description = models.TextField(_("description"), blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    department = models.ForeignKey(
+        Department, verbose_name=_("department"), null=True, blank=True,
+        on_delete=models.SET_NULL, related_name="projects",
+    )  # fmt: skip
     # The project's members as a group: what others may do with a member's jobs is granted
     # to this group (django-guardian), so joining or leaving a project needs no re-grant.
     group = models.OneToOneField(

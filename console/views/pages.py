@@ -43,7 +43,12 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render_page(
         request,
         "console/project_detail.html",
-        {"project": project, "members": members, "my_role": Role(role).label if role else None},
+        {
+            "project": project,
+            "members": members,
+            "my_role": Role(role).label if role else None,
+            "panels": [panel(request, project) for panel in hooks.project_panels],
+        },
     )
 
 

@@ -23,6 +23,7 @@ from jobs.models import Job, JobPrediction, Priority
 from jobs.permissions import get_job_for_user
 from jobs.views import queue_pages as pages
 from jobs.views.lists import annotated_jobs, mark_changeable
+from resources.quota_standing import every_shown, shown_for
 
 ACCURACY_DAYS = 7
 SLACK_SECONDS = 60
@@ -100,6 +101,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "cluster": cluster,
             "now": timezone.now(),
             "accuracy": accuracy(None if cluster else project),
+            "quotas": every_shown() if cluster else shown_for([project]),
             "priorities": [
                 (value, label)
                 for value, label in Priority.choices

@@ -20,6 +20,7 @@ from resources.models.inventory import (
     ResourcePool,
     VendorKind,
 )
+from resources.models.quotas import Quota, QuotaChange
 
 __all__ = [
     "AcceleratorModel",
@@ -37,6 +38,8 @@ __all__ = [
     "Node",
     "NodeFault",
     "NodeSpec",
+    "Quota",
+    "QuotaChange",
     "ResourcePool",
     "TrainedModel",
     "UsageDigest",

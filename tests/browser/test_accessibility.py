@@ -12,7 +12,7 @@ from tests.browser.conftest import log_in_as
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["/jobs/new/", "job", "/jobs/", "/queue/", "/cluster/", "/usage/"]
+PAGES = ["/jobs/new/", "job", "/jobs/", "/queue/", "/cluster/", "/usage/", "/projects/vision/"]
 BLOCKING = {"serious", "critical"}
 
 

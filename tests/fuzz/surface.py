@@ -18,6 +18,7 @@ from resources.catalog.kinds import KINDS as CATALOG_KINDS
 from resources.filtersets import CatalogFilterSet
 from resources.forms.catalog import item_form_class, version_form_class
 from resources.forms.inventory import NodeSettingsForm
+from resources.forms.quotas import DepartmentForm, QuotaForm
 from resources.views.inventory import KINDS as INVENTORY_KINDS
 
 PART = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<name>[^>]+)>")
@@ -49,6 +50,8 @@ INVENTORY_FORMS = {
     for kind in INVENTORY_KINDS.values()
     for name in (*kind.form.base_fields, *NodeSettingsForm.base_fields)
 }
+QUOTA_FORM = set(QuotaForm.base_fields)
+DEPARTMENT_FORM = set(DepartmentForm.base_fields)
 ADMIN = {"q", "o", "p", "e", "all", "_changelist_filters", "action", "_selected_action", "post",
          "index", "_popup", "_to_field", "_save", "term", "app_label", "model_name",
          "field_name", "username", "password", "password1", "password2", "name",
@@ -62,7 +65,14 @@ PARAMETERS: dict[str, set[str]] = {
     "switch_project": {"project", "next"},
     "settings": {limit.name for limit in limits.LIMITS},
     "cluster": {"spec", "specs", "model", "page"},
-    "usage": {"days", "unit", "by", "export"},
+    "usage": {"days", "unit", "by", "export", "measure"},
+    "quota_settings": set(),
+    "quota_new": QUOTA_FORM,
+    "quota_edit": QUOTA_FORM,
+    "quota_delete": set(),
+    "department_new": DEPARTMENT_FORM,
+    "department_edit": DEPARTMENT_FORM,
+    "department_delete": set(),
     "cluster_node_return": set(),
     "settings_faults": {"node", "kind", "detail"},
     "settings_fault_clear": set(),
@@ -108,7 +118,8 @@ PARAMETERS: dict[str, set[str]] = {
 # Routes whose parameters are one Django form, which checks each field on its own: one
 # request with all of them spoilt tries them all.
 FORMS = {"login", "settings", "catalog:create", "catalog:edit", "catalog:add_version",
-         "inventory_new", "inventory_edit", "job_new", "job_form_refresh", "job_form_predict",
+         "inventory_new", "inventory_edit", "quota_new", "quota_edit", "department_new",
+         "department_edit", "job_new", "job_form_refresh", "job_form_predict",
          "job_form_availability", "job_clone", "job_from_devenv"}  # fmt: skip
 NOISE = ["page", "next", "id", "pk", "format", "x" * 300]
 
@@ -203,7 +214,9 @@ def deep_role(route: Route) -> str:
     """Who gets furthest into the route's view: who owns what it addresses, or may run it."""
     if route.name.endswith("login"):
         return "anonymous"
-    if route.admin or route.name.startswith(("settings", "inventory", "cluster")):
+    if route.admin or route.name.startswith(
+        ("settings", "inventory", "cluster", "quota", "department")
+    ):
         return "admin"
     if route.name == "queue_priority":
         return "lead"
@@ -231,6 +244,8 @@ def _id_pool(route: Route, values: dict, world: World) -> list[int]:
         return world.ids.get(f"catalog:{values.get('kind')}", [])
     if name.startswith("inventory"):
         return world.ids.get(f"inventory:{values.get('kind')}", [])
+    if name.startswith(("quota", "department")):
+        return world.ids[name.split("_")[0]]
     if name.startswith(("devenv", "job_from_devenv")):
         return world.ids["devenv"]
     if name.startswith(("job", "queue")):

@@ -25,11 +25,12 @@ from django.contrib.auth.models import Group, User
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from console.models import Membership, PlatformSetting, Project, SettingChange
+from console.models import Department, Membership, PlatformSetting, Project, SettingChange
 from console.sharing import Access
 from jobs import operations
 from jobs.models import JobType, Mode, Phase, Priority, Status
 from resources.catalog.kinds import KINDS as CATALOG_KINDS
+from resources.models import Quota
 from resources.views.inventory import KINDS as INVENTORY_KINDS
 from tests.fuzz import surface
 from tests.helpers import settings_form_data
@@ -45,7 +46,7 @@ from tests.resources.catalog_factories import (
     TrainedModelFactory,
     VolumeFactory,
 )
-from tests.resources.factories import ImageFactory, ResourcePoolFactory
+from tests.resources.factories import AcceleratorModelFactory, ImageFactory, ResourcePoolFactory
 
 pytestmark = pytest.mark.usefixtures("local_runs")
 
@@ -93,6 +94,18 @@ def world(alice, bob, lead, charlie, admin, vision, speech, run_cluster) -> surf
         return list(model.objects.order_by("pk").values_list("pk", flat=True))
 
     ids = {"job": [job.pk for job in jobs], "devenv": [devenv.pk, doomed.pk]}
+    # A department over vision and speech, with quotas for it and both (the last of each:
+    # the one the sweep deletes).
+    gpu = AcceleratorModelFactory(name="fuzz-gpu")
+    research = Department.objects.create(name="Research", slug="research")
+    Project.objects.filter(pk__in=[vision.pk, speech.pk]).update(department=research)
+    quotas = [
+        Quota.objects.create(department=research, accelerator_model=gpu, guaranteed=4),
+        Quota.objects.create(project=vision, accelerator_model=gpu, guaranteed=2, maximum=6),
+        Quota.objects.create(project=speech, accelerator_model=gpu, guaranteed=1),
+    ]
+    spare = Department.objects.create(name="Spare", slug="spare")
+    ids |= {"quota": [q.pk for q in quotas], "department": [research.pk, spare.pk]}
     ids |= {f"catalog:{slug}": pks(kind.model) for slug, kind in CATALOG_KINDS.items()}
     ids |= {f"inventory:{slug}": pks(kind.model) for slug, kind in INVENTORY_KINDS.items()}
     for model in (User, Group, Project, Membership, PlatformSetting, SettingChange):
@@ -127,6 +140,10 @@ def world(alice, bob, lead, charlie, admin, vision, speech, run_cluster) -> surf
         "switch_project": {"project": vision.pk, "next": "/jobs/"},
         "catalog:favourite": {"favourite": "1", "next": "/catalog/"},
         "set_language": {"language": "en", "next": "/"},
+        "quota_new": {"holder": f"p{vision.pk}", "accelerator_model": gpu.pk, "guaranteed": "1"},
+        "quota_edit": {"holder": f"p{vision.pk}", "accelerator_model": gpu.pk, "guaranteed": "1"},
+        "department_new": {"name": "Ops", "slug": "ops", "projects": [speech.pk]},
+        "department_edit": {"name": "Research", "slug": "research", "projects": [vision.pk]},
         "job_list": {"before": "end", "per_page": "10", "sort": "-name"},
     }
     return surface.World(
