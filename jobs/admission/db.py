@@ -125,14 +125,12 @@ def run_pass(now: datetime | None = None) -> PassResult:
             return PassResult(ran=True, queued=quiet.queued)
         _quiet = None
         state, snapshot, last = load_consistent(now)
-        result = passes.schedule(
-            state.nodes, state.running, state.queue, state.now, state.committed,
-            previous=_previous,
-        )  # fmt: skip
+        result = state.plan(passes.schedule, previous=_previous)
         _previous = result.digest
         spec_names = dict(NodeSpec.objects.values_list("pk", "name"))
         own: list[str] = []  # the transactions that write this pass's decisions
         admitted = _admit_all(result.admissions, state, spec_names, own)
+        _rejoined(result, state, own)
         changed = _record(result.reservations, state, admitted, own)
         if not admitted and not changed and not result.compressions_ran_out:
             # An overdue job leaves a minute after each pass's moment: never quiet then.
@@ -144,6 +142,21 @@ def run_pass(now: datetime | None = None) -> PassResult:
     finally:
         translation.activate(language) if language else translation.deactivate()
         _unlock()
+
+
+def _rejoined(result, state: State, own: list[str]) -> None:
+    """Jobs held at their team's quota maximum in the last pass and let in by this one:
+    from now on they are planned as joining the queue now (passes.joined_at)."""
+    ids = [job.id for job in result.quota.plannable if job.id in state.rejoining]
+    if not ids:
+        return
+    at = moment(passes.joined_at(result.quota.plannable, state.now))
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE jobs_job SET quota_since = %s WHERE id = ANY(%s) AND phase = %s",
+            [at, ids, Phase.QUEUED],
+        )
+        own.append(_xid())
 
 
 def _xid() -> str:

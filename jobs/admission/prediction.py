@@ -25,10 +25,11 @@ from django.utils.translation import ngettext
 
 from console import heap, limits
 from jobs.admission import plans
+from jobs.admission.caps import beyond_maximum
 from jobs.admission.plans import Plan
 from jobs.admission.queued import queued_job
 from jobs.admission.state import epoch, load_consistent, moment, sched_nodes, seen
-from jobs.admission.words import Names, say, why_never
+from jobs.admission.words import Names, quota_text, say, why_never
 from jobs.models import Job, Priority
 from jobs.scheduling import core, forecast, never_fits, passes
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
@@ -183,7 +184,7 @@ def _made() -> Plan:
     # again as it stood, and only the jobs submitted since searched for.
     exact = len(state.queue) <= EXACT_QUEUE
     make = passes.schedule if exact else passes.replay
-    schedule = make(state.nodes, state.running, state.queue, state.now, state.committed)
+    schedule = state.plan(make)
     made_of = seen(state, snapshot, last, schedule.reservations, plans.OVERDUE_SECONDS)
     return Plan(
         schedule, made_of, made=state.now, checked_at=timezone.now(), exact=exact, holds=True
@@ -223,6 +224,7 @@ def draft_from(data: dict, project, *, job_id: int = DRAFT_ID) -> QueuedJob | No
         pool=getattr(data.get("pool"), "pk", None),
         driver=getattr(data.get("driver_version"), "pk", None),
         allowed_pools=project_pools(project),
+        project=getattr(project, "pk", None),
     )
 
 
@@ -245,6 +247,9 @@ def refusal(draft: QueuedJob, plan: Plan | None = None) -> Refusal | None:
 
     /cluster/ and the form's availability panel give the same answer
     (:mod:`resources.placement.answer`)."""
+    over = beyond_maximum(draft)
+    if over is not None:
+        return Refusal(quota_text(over, Names(), lead=False), "")
     memo = plan.memo if plan is not None and plan.holds else None
     if memo is None:
         nodes = whole_inventory()

@@ -29,6 +29,7 @@ def queued_job(
     pool: int | None = None,
     driver: int | None = None,
     allowed_pools: Iterable[int] = (),
+    project: int | None = None,
 ) -> QueuedJob | None:
     """The job as the queue holds it; None when it has no node spec to choose.
 
@@ -53,4 +54,5 @@ def queued_job(
         pool=pool,
         driver=driver,
         allowed_pools=frozenset(allowed_pools),
+        project=project,
     )

@@ -17,8 +17,10 @@ from datetime import UTC, datetime
 from math import inf
 
 from django.db import OperationalError, connection, transaction
+from django.db.models.fields.json import KT
 from django.utils import timezone
 
+from jobs.admission.caps import load_caps
 from jobs.admission.queued import queued_job
 from jobs.models import Job, JobSpecChoice, Phase, Status
 from jobs.scheduling.data import (
@@ -28,6 +30,7 @@ from jobs.scheduling.data import (
     RunningJob,
     SchedNode,
 )
+from jobs.scheduling.quotas import Cap
 from resources.models import Allocation, Node, NodeSpec
 from resources.placement.capacity import NodeState
 
@@ -50,6 +53,18 @@ class State:
     names: dict[int, str] = field(default_factory=dict)  # job id -> name
     # job id -> (owner id, project id): what the ledger records of an admission (SPEC G4)
     holders: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # The quota maximums (SPEC G1), the eighths of boards each cap's projects hold now, and
+    # the jobs the last pass held at one: if let in now, they join the queue now.
+    caps: list[Cap] = field(default_factory=list)
+    used: dict[int, int] = field(default_factory=dict)
+    rejoining: frozenset[int] = frozenset()
+
+    def plan(self, make, **kwargs):
+        """``make`` (passes.schedule or passes.replay) over this state, quotas included."""
+        return make(
+            self.nodes, self.running, self.queue, self.now, self.committed,
+            caps=self.caps, used=self.used, rejoining=self.rejoining, **kwargs,
+        )  # fmt: skip
 
 
 NODE_FIELDS = (
@@ -120,11 +135,13 @@ QUEUE_FIELDS = (
     "project_id",
     "owner_id",
     "reservation",
+    "quota_since",
+    "held_before",
 )
 
 
-def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str], dict]:
-    queue, committed, names, holders = [], {}, {}, {}
+def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str], dict, set]:
+    queue, committed, names, holders, rejoining = [], {}, {}, {}, set()
     rows = Job.objects.filter(phase=Phase.QUEUED)
     for row, queued in _as_queued(rows, Phase.QUEUED):
         queue.append(queued)
@@ -132,7 +149,9 @@ def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str], d
         holders[row["pk"]] = (row["owner_id"], row["project_id"])
         if row["reservation"]:
             committed[row["pk"]] = reservation_from_json(row["pk"], row["reservation"])
-    return queue, committed, names, holders
+        if row["held_before"] == "HeldForQuota":
+            rejoining.add(row["pk"])
+    return queue, committed, names, holders, rejoining
 
 
 def requeued(jobs) -> dict[int, QueuedJob]:
@@ -157,20 +176,23 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False):
         chosen = chosen.filter(job__in=jobs.values("pk"))
     for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
         choices[job_id].append(spec_id)
-    for row in jobs.values(*QUEUE_FIELDS):
+    for row in jobs.annotate(held_before=KT("wait_detail__kind")).values(*QUEUE_FIELDS):
+        since = row["quota_since"]
         queued = queued_job(
             id=row["pk"],
             specs=(specs[spec_id] for spec_id in choices.get(row["pk"], [])),
             nodes_asked=row["nodes_asked"],
             elastic_min=row["elastic_min_nodes"],
             duration_hours=row["duration_hours"],
-            submitted_at=epoch(row["submitted_at"]),
+            # Held at its team's quota maximum, it joined the queue later (SPEC G1).
+            submitted_at=epoch(max(row["submitted_at"], since or row["submitted_at"])),
             priority=row["priority"],
             resubmitted=row["resubmitted"] or requeued,
             node_names=row["node_names"] or (),
             pool=row["pool_id"],
             driver=row["driver_version_id"],
             allowed_pools=pools_of[row["project_id"]],
+            project=row["project_id"],
         )
         if queued is not None:
             yield row, queued
@@ -204,8 +226,12 @@ def load(now: datetime | None = None) -> State:
     now_seconds = epoch(now or timezone.now())
     nodes, states = _nodes()
     running = _running(now_seconds, states)
-    queue, committed, names, holders = _queue()
-    return State(now_seconds, nodes, running, queue, committed, names, holders)
+    queue, committed, names, holders, rejoining = _queue()
+    caps, used = load_caps()
+    return State(
+        now_seconds, nodes, running, queue, committed, names, holders, caps, used,
+        frozenset(rejoining),
+    )  # fmt: skip
 
 
 def load_consistent(now: datetime | None = None) -> tuple[State, str, int]:

@@ -9,6 +9,7 @@ from django.utils.translation import ngettext
 
 from jobs.scheduling.reasons import (
     HeldForQueue,
+    HeldForQuota,
     NeverFits,
     NoAllowedNode,
     Reason,
@@ -35,6 +36,8 @@ def say(reason: Reason | None, names: Names | None = None) -> str:
             ) % {"need": need, "fit": fit}
         case HeldForQueue():
             return _("it fits on free resources, but they are reserved for jobs ahead of it")
+        case HeldForQuota():
+            return quota_text(reason, names)
         case NoAllowedNode():
             return rule_text(reason, names)
         case NeverFits(cause=Shortfall() as cause):
@@ -55,7 +58,58 @@ def why_never(reason: NeverFits, names: Names | None = None) -> str:
     return never_text(reason, names or Names())
 
 
-KINDS = {kind.__name__: kind for kind in (Shortfall, TooFewNodes, NoAllowedNode, HeldForQueue)}
+def quota_text(reason: HeldForQuota, names: Names, *, lead: bool = True) -> str:
+    """SPEC G1: whose maximum holds it, how far it is taken, and what the job asks; for a
+    job asking more than the maximum, that it never can start (``lead``: with those words
+    first, as the queue says it; without, as the form's refusal does)."""
+    values = {
+        "holder": reason.holder,
+        "model": names.model(reason.model),
+        "maximum": f"{reason.maximum / 8:g}",
+        "taken": f"{reason.taken / 8:g}",
+        "asks": f"{reason.asks / 8:g}",
+        "pool": names.pool(reason.pool) if reason.pool is not None else "",
+    }
+    if reason.never:
+        why = (
+            _(
+                "it asks %(asks)s %(model)s boards, more than %(holder)s may ever hold at once "
+                "(its maximum is %(maximum)s)"
+            )
+            % values
+        )
+        return _("can never start: %(why)s") % {"why": why} if lead else why
+    if reason.behind:
+        return (
+            _(
+                "held for the quota: a job of %(holder)s ahead of this one waits for room under "
+                "its maximum of %(maximum)s %(model)s boards first; this one comes after it."
+            )
+            % values
+        )
+    if reason.pool is not None:
+        return (
+            _(
+                "held for the quota: %(holder)s may hold at most %(maximum)s %(model)s boards in "
+                "pool %(pool)s, and its running jobs and the jobs ahead of this one take "
+                "%(taken)s; this one asks %(asks)s. It joins the queue when they free enough."
+            )
+            % values
+        )
+    return (
+        _(
+            "held for the quota: %(holder)s may hold at most %(maximum)s %(model)s boards, and "
+            "its running jobs and the jobs ahead of this one take %(taken)s; this one asks "
+            "%(asks)s. It joins the queue when they free enough."
+        )
+        % values
+    )
+
+
+KINDS = {
+    kind.__name__: kind
+    for kind in (Shortfall, TooFewNodes, NoAllowedNode, HeldForQueue, HeldForQuota)
+}
 
 
 def to_json(reason: Reason | None) -> dict | None:

@@ -27,6 +27,7 @@ from jobs.faults import recovery
 from jobs.faults.policy import Cause
 from jobs.models import Attempt, Job, Phase
 from jobs.scheduling.predict import room_to_grow
+from jobs.scheduling.quotas import per_node
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,9 @@ def grow(now: datetime | None = None) -> list[int]:
         count = 0
         if queued is not None:
             count = room_to_grow(
-                state.nodes, state.running, state.queue, queued, state.now, state.committed
-            )
+                state.nodes, state.running, state.queue, queued, state.now, state.committed,
+                caps=state.caps, used=without(state, queued, job),
+            )  # fmt: skip
         if count <= job.nodes:
             if KEY in (attempt.watch or {}):
                 _forget(attempt)
@@ -88,6 +90,20 @@ def grow(now: datetime | None = None) -> list[int]:
             log.info("job %s grows from %s to %s nodes", job.pk, job.nodes, count)
             grown.append(attempt.pk)
     return grown
+
+
+def without(state, queued, job: Job) -> dict[int, int]:
+    """Eighths of boards each quota cap's projects hold now, less this job's own: it gives
+    them back when requeued to grow (SPEC G1)."""
+    spec = next((a for a in queued.alternatives if a.spec_id == job.spec_id), None)
+    if spec is None:
+        return dict(state.used)
+    own = per_node(spec) * job.nodes
+    return {
+        cap.id: state.used.get(cap.id, 0)
+        - (own if cap.covers(queued.project, spec, queued.pool) else 0)
+        for cap in state.caps
+    }
 
 
 def _since(attempt: Attempt, now: datetime) -> datetime:

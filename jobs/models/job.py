@@ -229,6 +229,9 @@ class Job(models.Model):
     )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     submitted_at = models.DateTimeField(_("in the queue since"), default=timezone.now)
+    # When it last joined the planned queue after being held at its team's quota maximum
+    # (SPEC G1): it is planned as if submitted then, behind the promises made meanwhile.
+    quota_since = models.DateTimeField(null=True, blank=True, editable=False)
     started_at = models.DateTimeField(_("started"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     deadline = models.DateTimeField(_("ends at the latest"), null=True, blank=True)

@@ -23,6 +23,7 @@ from jobs.scheduling.passes import admit, plan, replay, schedule
 from jobs.scheduling.predict import forecast, never_fits, predict
 from jobs.scheduling.reasons import (
     HeldForQueue,
+    HeldForQuota,
     NeverFits,
     NoAllowedNode,
     Reason,
@@ -40,6 +41,7 @@ __all__ = [
     "Admission",
     "Alternative",
     "HeldForQueue",
+    "HeldForQuota",
     "NeverFits",
     "NoAllowedNode",
     "Placement",

@@ -44,6 +44,7 @@ from jobs.scheduling.data import (
 )
 from jobs.scheduling.node_fit import NodeInfo, to_mask
 from jobs.scheduling.profile import Item, Profile
+from jobs.scheduling.quotas import Gate
 from jobs.scheduling.reasons import (
     Shortfall,
 )
@@ -100,6 +101,9 @@ class Schedule(Capable):
         self.never_cache: dict[tuple, object] = {}  # see predict.never_fits
         self.track: Tracker | NoTracker = NO_TRACKER
         self.digest: Digest | None = None  # for the next pass (see run)
+        # The queue's split by quota maximums (SPEC G1): set before run, which plans only
+        # the jobs it lets in; the held ones come last, with no start (see _finish).
+        self.quota = Gate()
 
     def __getstate__(self) -> dict:
         """What travels when the plan is stored (jobs.admission.plans): the plan itself,
@@ -113,6 +117,8 @@ class Schedule(Capable):
 
     def reservation(self, job_id: int) -> Reservation | None:
         """A queued job's reservation (None if the plan does not hold the job)."""
+        if job_id in self.quota.held and self.reservations is None:
+            return self._held()[job_id]
         if self.reservations is not None or job_id not in self.bookings:
             return (self.reservations or {}).get(job_id)
         job = next(job for job in self.order if job.id == job_id)
@@ -324,6 +330,16 @@ class Schedule(Capable):
             if booking.start == self.now:
                 placements = self.reservations[job.id].placements
                 self.admissions.append(Admission(job.id, booking.alternative.spec_id, placements))
+        self.reservations.update(self._held())
+
+    def _held(self) -> dict[int, Reservation]:
+        """The jobs held for their team's maximum: after every planned job, in queue order,
+        with no start (they are planned once their team has room)."""
+        first = len(self.order) + 1
+        return {
+            job_id: Reservation(job_id, position, None, None, None, (), reason)
+            for position, (job_id, reason) in enumerate(self.quota.held.items(), first)
+        }
 
     def _reservation(self, job: QueuedJob, booking: Booking, position: int) -> Reservation:
         if booking.start is None:

@@ -56,6 +56,7 @@ class QueuedJob:
     ``allowed_pools``, the pools its project may use); None means shared nodes only.
     ``node_names``: when not empty, only those nodes. ``driver``: when set, only nodes with
     that driver version. ``duration``: the most it may run once started (SPEC J21).
+    ``project``: whose quotas it counts against (SPEC G1, :mod:`.quotas`).
     """
 
     id: int
@@ -68,6 +69,7 @@ class QueuedJob:
     pool: int | None = None
     driver: int | None = None
     allowed_pools: frozenset[int] = frozenset()
+    project: int | None = None
 
     def __post_init__(self) -> None:
         if not self.alternatives:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
-from jobs.scheduling.core import BUDGET, COMPRESSIONS, OVERDUE, Schedule
+from jobs.scheduling.core import BUDGET, COMPRESSIONS, OVERDUE, Schedule, order
 from jobs.scheduling.data import (
     Admission,
     QueuedJob,
@@ -16,6 +17,7 @@ from jobs.scheduling.data import (
     RunningJob,
     SchedNode,
 )
+from jobs.scheduling.quotas import Cap, gate
 from jobs.scheduling.settled import Digest
 
 
@@ -50,6 +52,9 @@ def schedule(
     budget: int = BUDGET,
     previous: Digest | None = None,
     compressions: float = COMPRESSIONS,
+    caps: Sequence[Cap] = (),
+    used: Mapping[int, int] | None = None,
+    rejoining: frozenset[int] = frozenset(),
 ) -> Schedule:
     """One admission pass: reservations for every queued job and the admissions now.
 
@@ -57,13 +62,37 @@ def schedule(
     and ``previous``, an earlier pass's ``digest``, to spare the searches that would keep
     them as they are (the plan is the same with or without it, given compressions enough
     for every search it makes: ``compressions`` bounds the kept reservations searched
-    again, see core.COMPRESSIONS).
+    again, see core.COMPRESSIONS). ``caps``: the quota maximums (SPEC G1) with the boards
+    their projects hold now (``used``, by cap id, in eighths): jobs over one are held
+    (jobs.scheduling.quotas), and only the others are planned; of those, the ones held in
+    the last pass (``rejoining``) join the queue now, behind the promises made meanwhile.
     """
     result = Schedule(nodes, now, budget, compressions)
     for job in running:
         result.hold(job, overdue)
-    result.run(queue, committed or {}, previous=previous)
+    result.quota = gate(order(queue), caps, used or {})
+    result.run(_joined(result.quota.plannable, rejoining, now), committed or {}, previous=previous)
     return result
+
+
+def joined_at(queue: Iterable[QueuedJob], now: float) -> float:
+    """When a job let in after being held joins the queue: a microsecond (the database's
+    resolution) after the pass's moment and after every job's submit time, so that it
+    comes behind every job already there (those submitted at that very moment too, since
+    ties go by id; and those stamped by a clock a little ahead of this one)."""
+    return max(now, max((job.submitted_at for job in queue), default=now)) + 1e-6
+
+
+def _joined(plannable: list[QueuedJob], rejoining: frozenset[int], now: float) -> list[QueuedJob]:
+    """A job held at its team's maximum that is let in now is planned as submitted now:
+    it never comes ahead of reservations promised while it was held."""
+    if not rejoining:
+        return plannable
+    at = joined_at(plannable, now)
+    return [
+        replace(job, submitted_at=max(job.submitted_at, at)) if job.id in rejoining else job
+        for job in plannable
+    ]
 
 
 @without_gc
@@ -73,14 +102,19 @@ def replay(
     queue: Iterable[QueuedJob],
     now: float,
     committed: Mapping[int, Reservation],
+    caps: Sequence[Cap] = (),
+    used: Mapping[int, int] | None = None,
+    rejoining: frozenset[int] = frozenset(),
 ) -> Schedule:
     """The last pass's plan rebuilt from the reservations it returned, for predictions
     between passes: valid reservations are re-booked as they are, only the other jobs
-    (submitted since) are searched for, and nothing is compressed — so it is cheap."""
+    (submitted since) are searched for, and nothing is compressed — so it is cheap. The
+    same quota maximums hold jobs back as in a pass."""
     result = Schedule(nodes, now)
     for job in running:
         result.hold(job)
-    result.run(queue, committed, replay=True)
+    result.quota = gate(order(queue), caps, used or {})
+    result.run(_joined(result.quota.plannable, rejoining, now), committed, replay=True)
     return result
 
 

@@ -28,6 +28,7 @@ from jobs.scheduling.data import (
     Suggestion,
 )
 from jobs.scheduling.profile import Profile
+from jobs.scheduling.quotas import Cap
 from jobs.scheduling.reasons import NeverFits
 from jobs.scheduling.rules import never_reason, rule_key, wait_reason
 from resources.placement import answer as placement
@@ -87,6 +88,10 @@ def forecast(
     never = never_fits(schedule.nodes, draft, schedule.never_cache)
     if never is not None:
         return Prediction(False, None, position, length, None, never)
+    held = schedule.quota.holds(draft)
+    if held is not None:  # after every planned and held job, until its team has room
+        last = length + len(schedule.quota.held)
+        return Prediction(False, None, last, last, None, held)
     profile = ahead(schedule, position)
     booking = schedule.book(draft, profile, inf)
     if booking.start is None:
@@ -116,7 +121,7 @@ def standing(schedule: core.Schedule, job_id: int) -> Prediction | None:
         starts_now=now,
         spec_id=reservation.spec_id,
         position=reservation.position,
-        queue_length=len(schedule.order),
+        queue_length=len(schedule.order) + len(schedule.quota.held),
         latest_start=reservation.start,
         reason=None if now else reservation.reason,
         blockers=() if now else reservation.blockers,
@@ -197,11 +202,15 @@ def room_to_grow(
     job: QueuedJob,
     now: float,
     committed: Mapping[int, Reservation] | None = None,
+    *,
+    caps: Sequence[Cap] = (),
+    used: Mapping[int, int] | None = None,
 ) -> int:
     """How many nodes a running elastic job would be admitted on now if it were requeued
     (SPEC F5): ``job`` is it as the queue would hold it (resubmitted, at the node count it
     asked for, its elastic minimum); ``running`` may still list it, its holdings are given
-    back. 0 when it would not start now.
+    back. 0 when it would not start now. ``caps`` and ``used`` (without this job's own
+    boards): its team's quota maximums, which it grows within (SPEC G1).
 
     Only the jobs ahead of it in SPEC Q2 order are planned: a requeued job goes before the
     others, so their room is not its to keep, while room a job ahead is promised is
@@ -211,6 +220,9 @@ def room_to_grow(
     ids = {q.id for q in ahead_of}
     kept = {k: v for k, v in (committed or {}).items() if k in ids}
     others = [r for r in running if r.id != job.id]
-    plan = passes.schedule(nodes, others, ahead_of, now, kept)
-    booking = plan.book(job, plan.profile, inf)
+    plan = passes.schedule(nodes, others, ahead_of, now, kept, caps=caps, used=used)
+    fitted = plan.quota.fitted(job)
+    if fitted is None:
+        return 0
+    booking = plan.book(fitted, plan.profile, inf)
     return len(booking.replicas) if booking.start == now else 0

@@ -17,7 +17,29 @@ class HeldForQueue:
     """It fits on free resources now, but starting it would delay jobs ahead of it."""
 
 
-Reason = Shortfall | TooFewNodes | NoAllowedNode | HeldForQueue | NeverFits
+@dataclass(frozen=True, slots=True)
+class HeldForQuota:
+    """It waits for its team's maximum (SPEC G1, :mod:`.quotas`): ``holder``'s cap on
+    ``model`` boards (in ``pool``; None: on every node) has ``taken`` of its ``maximum``
+    held now or asked by jobs ahead of it, and this job asks ``asks`` more. In eighths of
+    a board. ``behind``: a job ahead of it under the same maximum waits for it first
+    (first come, first served within a team), whatever room there is."""
+
+    holder: str
+    model: int
+    pool: int | None
+    maximum: int
+    taken: int
+    asks: int
+    behind: bool = False
+
+    @property
+    def never(self) -> bool:
+        """It asks more than the maximum: it could never start under it."""
+        return self.asks > self.maximum
+
+
+Reason = Shortfall | TooFewNodes | NoAllowedNode | HeldForQueue | HeldForQuota | NeverFits
 
 
 def _amount(resource: str, value: int) -> str:
@@ -64,6 +86,21 @@ def words(reason: Reason | None) -> str:
             return f"needs {need} nodes at once; only {fit} can take it now"
         case HeldForQueue():
             return "the free resources it fits on are reserved for jobs ahead of it"
+        case HeldForQuota(holder=holder, maximum=maximum, asks=asks) if reason.never:
+            return (
+                f"can never start: it asks {asks / 8:g} boards, "
+                f"{holder}'s maximum is {maximum / 8:g}"
+            )
+        case HeldForQuota(holder=holder, maximum=maximum, behind=True):
+            return (
+                f"held: a job of {holder}'s ahead of it waits for room under its maximum "
+                f"({maximum / 8:g} boards) first"
+            )
+        case HeldForQuota(holder=holder, maximum=maximum, taken=taken, asks=asks):
+            return (
+                f"held: {holder} is at its maximum ({taken / 8:g} of {maximum / 8:g} boards "
+                f"held or asked for ahead of it; it asks {asks / 8:g})"
+            )
         case NoAllowedNode(rule="empty-pool", value=None):
             return "there is no schedulable shared node"
         case NoAllowedNode(rule=rule, value=value):

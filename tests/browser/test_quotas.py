@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from jobs.admission.db import run_pass
 from tests.browser.conftest import log_in_as
 
 pytestmark = pytest.mark.browser
@@ -58,3 +59,24 @@ def test_an_admin_sets_a_quota_and_the_lead_reads_it(page, demo, language):
     expect(card.locator("[data-testid=quota-row]").last).to_contain_text("8")
     expect(card.locator("svg.quota-bar")).to_have_count(2)
     page.shot(f"queue-quotas-{language}")
+
+
+HELD = {"en": "held for the quota: a job of Vision ahead of this one waits for room",
+        "zh": "因配额暂缓：Vision 排在本任务之前的一个任务正在等待"}  # fmt: skip
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_form_says_before_create_that_the_team_is_at_its_maximum(page, demo, language):
+    # The demo's sweep-large (4 nodes x 4 boards) waits held: Vision's running jobs and it
+    # would hold more than Vision's 16; a new job of Vision's comes after it.
+    p = log_in_as(page, "alice", language)
+    page.goto("/jobs/new/")
+    p.locator("[data-testid=spec-choices] .form-check", has_text="gpu-1").locator("input").check()
+    panel = p.locator("[data-testid=prediction]")
+    expect(panel.locator("[data-state=queue]")).to_contain_text(HELD[language])
+    page.shot(f"form-held-for-quota-{language}")
+    run_pass()  # as the worker does: the queue page shows what the last pass found
+    page.goto("/queue/")
+    row = p.locator("tbody tr", has_text="sweep-large")
+    expect(row.locator("[data-testid=held-for-quota]")).to_be_visible()
+    page.shot(f"queue-held-for-quota-{language}")

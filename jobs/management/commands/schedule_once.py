@@ -90,7 +90,7 @@ class Command(BaseCommand):
 
     def _dry_run(self) -> list[str]:
         state = load()
-        plan = passes.schedule(state.nodes, state.running, state.queue, state.now, state.committed)
+        plan = state.plan(passes.schedule)
         specs = dict(NodeSpec.objects.values_list("pk", "name"))
         admitted = [
             (a.job_id, state.names[a.job_id], specs.get(a.spec_id, a.spec_id), len(a.placements))

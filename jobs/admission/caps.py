@@ -1,0 +1,68 @@
+"""The quota maximums admission holds jobs to (SPEC G1), read as the pure gate's caps
+(jobs.scheduling.quotas), with the boards their projects hold now."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from math import ceil, floor
+
+from console.models import Project
+from jobs.scheduling.quotas import EIGHTHS, Cap, gate
+from jobs.scheduling.reasons import HeldForQuota
+from resources.models import Quota
+from resources.quota_standing import held_now
+from resources.quotas import Scope
+
+
+def caps() -> list[Cap]:
+    """Every quota with a maximum, as a cap."""
+    quotas = list(
+        Quota.objects.filter(maximum__isnull=False).select_related("project", "department")
+    )
+    if not quotas:
+        return []
+    members: dict[int, set[int]] = defaultdict(set)
+    departments = {q.department_id for q in quotas if q.department_id}
+    for department, project in Project.objects.filter(department__in=departments).values_list(
+        "department", "pk"
+    ):
+        members[department].add(project)
+    return [
+        Cap(
+            id=quota.pk,
+            holder=str(quota.holder),
+            projects=frozenset(
+                {quota.project_id} if quota.project_id else members[quota.department_id]
+            ),
+            model=quota.accelerator_model_id,
+            pool=quota.pool_id,
+            maximum=floor(quota.maximum * EIGHTHS),
+        )
+        for quota in quotas
+    ]
+
+
+def load_caps() -> tuple[list[Cap], dict[int, int]]:
+    """Every quota with a maximum as a cap, and the eighths of boards each cap's projects
+    hold now (the ledger's live rows: jobs, development environments)."""
+    found = caps()
+    if not found:
+        return [], {}
+    held = held_now({project for cap in found for project in cap.projects})
+    used = {
+        cap.id: sum(
+            ceil(row.boards * EIGHTHS)
+            for row in held
+            if row.project in cap.projects
+            and Scope(cap.model, cap.pool).covers(Scope(row.model, row.pool))
+        )
+        for cap in found
+    }
+    return found, used
+
+
+def beyond_maximum(job) -> HeldForQuota | None:
+    """Why ``job`` (a draft) could never start under the quotas: on every spec, even at its
+    elastic minimum, it asks more than a maximum over it; None when some spec fits."""
+    reason = gate([job], caps(), {}).held.get(job.id)
+    return reason if reason is not None and reason.never else None

@@ -1,0 +1,178 @@
+"""Quota maximums at admission (SPEC G1): which queued jobs a pass may plan, and which wait
+for their team's maximum.
+
+Pure: plain data in, decisions out. A *cap* is a maximum of boards of one accelerator model
+(on every node, or in one pool) shared by some projects (a project's own, or a department's
+over its projects). Boards are counted in eighths, the smallest slice of a board.
+
+The rule, in queue order: a job joins the pass when, for every cap over it, what the cap's
+projects hold now, plus what jobs already let in this pass ask, plus what it asks, stays
+within the maximum; otherwise it is *held*, and so is every later job under the cap that
+held it (first come, first served within a team: small jobs never starve a large one; a
+department's other projects go on within the department's room). A job with several specs
+is let in on those that fit; an elastic one on as many nodes as fit, down to its minimum.
+A job asking more than a maximum on every spec can never start: it is held, and holds
+nobody back (the form refuses it). A job let in counts, under a cap, the most boards of
+any of its specs the cap covers (it runs on one of them, unknown yet): so whatever the
+pass then admits, no cap is ever exceeded. A held job gets no reservation and blocks
+nothing: other teams' jobs plan past it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from jobs.scheduling.data import Alternative, QueuedJob
+from jobs.scheduling.reasons import HeldForQuota
+
+EIGHTHS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Cap:
+    """A maximum of ``maximum`` eighths of boards of ``model`` (in ``pool``; None: on every
+    node), over ``projects``; ``holder`` names it for the reasons."""
+
+    id: int
+    holder: str
+    projects: frozenset[int]
+    model: int
+    pool: int | None
+    maximum: int
+
+    def covers(self, project: int | None, alternative: Alternative, pool: int | None) -> bool:
+        return (
+            project in self.projects
+            and alternative.demand.model == self.model
+            and self.pool in (None, pool)
+        )
+
+
+def per_node(alternative: Alternative) -> int:
+    """Eighths of a board one node of the job holds on this spec."""
+    demand = alternative.demand
+    if demand.boards:
+        return demand.boards * EIGHTHS
+    return EIGHTHS // demand.slice_divisor if demand.wants_boards else 0
+
+
+def eighths(alternative: Alternative) -> int:
+    """Eighths of a board the job holds on this spec, all its nodes together."""
+    return per_node(alternative) * alternative.nodes
+
+
+def asks(job: QueuedJob, cap: Cap) -> int:
+    """What the job asks under ``cap``: the most of any of its specs the cap covers."""
+    return max(
+        (eighths(a) for a in job.alternatives if cap.covers(job.project, a, job.pool)), default=0
+    )
+
+
+@dataclass
+class Gate:
+    """A pass's split of the queue: the jobs it plans (in queue order), those held with
+    why, and each cap as the pass left it (what it holds and is asked, whether a job was
+    held on it), which a draft is gated against."""
+
+    plannable: list[QueuedJob] = field(default_factory=list)
+    held: dict[int, HeldForQuota] = field(default_factory=dict)
+    caps: list[Cap] = field(default_factory=list)
+    taken: dict[int, int] = field(default_factory=dict)
+    closed: set[int] = field(default_factory=set)
+    # The caps over each project: a job looks at its own only (a queue of thousands).
+    by_project: dict[int | None, list[Cap]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for cap in self.caps:
+            for project in cap.projects:
+                self.by_project.setdefault(project, []).append(cap)
+
+    def over(self, job: QueuedJob) -> list[Cap]:
+        return self.by_project.get(job.project, [])
+
+    def holds(self, job: QueuedJob) -> HeldForQuota | None:
+        """Why ``job`` would be held if it came after every job of the pass (a draft); None
+        if it would be planned."""
+        return None if self.fitted(job) else self._why(job)[1]
+
+    def _fits(self, job: QueuedJob, alternative: Alternative) -> int:
+        """How many of the spec's nodes fit its caps now: all when none covers it, none
+        under a cap a job ahead was held on."""
+        each = per_node(alternative)
+        fit = alternative.nodes
+        for cap in self.over(job):
+            if each and cap.covers(job.project, alternative, job.pool):
+                if cap.id in self.closed:
+                    return 0
+                fit = min(fit, (cap.maximum - self.taken[cap.id]) // each)
+        return max(fit, 0)
+
+    def fitted(self, job: QueuedJob) -> QueuedJob | None:
+        """The job on the specs that fit its caps now, an elastic one on as many nodes as
+        they have room for (at least its minimum); None when no spec fits."""
+        alternatives = []
+        for alternative in job.alternatives:
+            fit = self._fits(job, alternative)
+            if fit >= alternative.min_nodes:
+                alternatives.append(replace(alternative, nodes=min(fit, alternative.nodes)))
+        if not alternatives:
+            return None
+        if tuple(alternatives) == job.alternatives:
+            return job
+        return replace(job, alternatives=tuple(alternatives))
+
+    def _why(self, job: QueuedJob) -> tuple[Cap | None, HeldForQuota]:
+        """The cap that holds a job no spec of which fits, and why. The cap is None when
+        every spec asks more than some maximum at its smallest: the job could never start,
+        and holds nobody else back."""
+        blocking = []
+        for alternative in job.alternatives:
+            n = per_node(alternative) * alternative.min_nodes
+            for cap in self.over(job):
+                if n and cap.covers(job.project, alternative, job.pool):
+                    ever = n <= cap.maximum
+                    now = (
+                        ever and cap.id not in self.closed and self.taken[cap.id] + n <= cap.maximum
+                    )
+                    if not now:
+                        blocking.append((ever, cap, n))
+                        break
+        ever = [(cap, n) for possible, cap, n in blocking if possible]
+        if ever:
+            cap, n = ever[0]
+            return cap, self._reason(cap, n, behind=cap.id in self.closed)
+        _possible, cap, n = blocking[0]
+        return None, self._reason(cap, n)
+
+    def _reason(self, cap: Cap, n: int, *, behind: bool = False) -> HeldForQuota:
+        taken = self.taken[cap.id]
+        return HeldForQuota(cap.holder, cap.model, cap.pool, cap.maximum, taken, n, behind)
+
+    def admit(self, job: QueuedJob) -> bool:
+        """Let ``job`` in on the specs (and, elastic, the nodes) that fit its caps, counting
+        what it then asks; else hold it, closing the cap that holds it."""
+        fitted = self.fitted(job)
+        if fitted is not None:
+            for cap in self.over(fitted):
+                self.taken[cap.id] += asks(fitted, cap)
+            self.plannable.append(fitted)
+            return True
+        cap, self.held[job.id] = self._why(job)
+        # Only the cap that held it closes: a department's other projects go on within it.
+        if cap is not None:
+            self.closed.add(cap.id)
+        return False
+
+
+def gate(queue: Iterable[QueuedJob], caps: Iterable[Cap], used: Mapping[int, int]) -> Gate:
+    """Split ``queue`` (in queue order) into the jobs a pass plans and those held, with why.
+    ``used``: eighths each cap's projects hold now (by cap id)."""
+    caps = list(caps)
+    result = Gate(caps=caps, taken={cap.id: used.get(cap.id, 0) for cap in caps})
+    if not caps:
+        result.plannable = list(queue)
+        return result
+    for job in queue:
+        result.admit(job)
+    return result

@@ -1,0 +1,95 @@
+"""Quota maximums at admission, through the database (SPEC G1): a pass holds what would
+take a team past its maximum and says why on /queue/, the job's page and the form; when the
+team frees boards, the held job is let in as joining the queue then; a draft asking more than
+the maximum is refused before Create."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from jobs.admission.db import run_pass
+from jobs.models import Job, Phase
+from resources.models import Allocation, Quota
+from tests.jobs.factories import JobFactory
+from tests.jobs.test_admission import spec
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def a100(inventory):
+    return inventory["a100"]  # 8 boards on a shared node, 8 in vision's pool
+
+
+@pytest.fixture
+def capped(vision, a100):
+    """Vision may hold at most 4 A100 boards (guaranteed 2)."""
+    return Quota.objects.create(
+        project=vision, accelerator_model=a100, guaranteed=Decimal(2), maximum=Decimal(4)
+    )
+
+
+def jobs_of(owner, project, a100, boards, count, name):
+    one = spec(a100, boards)
+    return [
+        JobFactory(owner=owner, project=project, name=f"{name}-{i}", specs=[one])
+        for i in range(count)
+    ]
+
+
+@pytest.mark.usefixtures("capped")
+def test_a_team_at_its_maximum_waits_and_others_go_on(
+    client, alice, charlie, vision, speech, a100, job_post
+):
+    first, second, third = jobs_of(alice, vision, a100, 2, 3, "v")
+    other = jobs_of(charlie, speech, a100, 4, 1, "s")[0]
+    later = jobs_of(charlie, speech, a100, 2, 1, "t")[0]  # no room left: waits for nodes
+    result = run_pass()
+    # 8 shared boards: vision gets its 4 (two jobs of 2), speech 4; vision's third waits.
+    assert sorted(result.admitted) == sorted([first.pk, second.pk, other.pk])
+    third.refresh_from_db()
+    assert third.phase == Phase.QUEUED and third.latest_start is None
+    assert third.wait_detail["kind"] == "HeldForQuota"
+    assert third.wait_reason == (
+        "held for the quota: Vision may hold at most 4 A100 boards, and its running jobs and "
+        "the jobs ahead of this one take 4; this one asks 2. It joins the queue when they "
+        "free enough."
+    )
+    client.force_login(alice)
+    queue = client.get("/queue/").content.decode()
+    assert 'data-testid="held-for-quota"' in queue
+    page = client.get(f"/jobs/{third.pk}/").content.decode()
+    assert "Held for its team's quota: it gets a start time once its team has room." in page
+    # A draft of vision's is told it would be held, before Create.
+    draft = job_post(specs=[third.spec_choices.get().spec_id], name="draft")
+    answer = client.post("/jobs/new/predict/", draft).content.decode()
+    assert "held for the quota: a job of Vision ahead of this one waits for room" in answer
+
+    later.refresh_from_db()
+    assert later.latest_start is not None  # promised the first boards to free
+
+    # One of vision's jobs ends: the held one is let in, as joining the queue now, behind
+    # speech's job, which gets the boards freed as it was promised.
+    Allocation.objects.live().filter(holder_id=first.pk).update(released_at=timezone.now())
+    Job.objects.filter(pk=first.pk).update(phase=Phase.SUCCEEDED, status="succeeded")
+    result = run_pass()
+    assert result.admitted == [later.pk]
+    third.refresh_from_db()
+    assert third.quota_since is not None and third.quota_since > later.submitted_at
+    assert third.wait_detail["kind"] != "HeldForQuota" and third.latest_start is not None
+    assert third.blockers  # it starts when a job on the node ends
+
+
+@pytest.mark.usefixtures("capped")
+def test_a_draft_asking_more_than_the_maximum_is_refused(client, alice, a100, job_post):
+    client.force_login(alice)
+    response = client.post("/jobs/new/", job_post(specs=[spec(a100, 8).pk], name="too-big"))
+    assert response.status_code == 422
+    errors = " ".join(response.context["form"].errors["specs"])
+    assert "it asks 8 A100 boards, more than Vision may ever hold at once (its maximum is 4)" in (
+        errors
+    )
+    assert not Job.objects.filter(name="too-big").exists()
