@@ -7,7 +7,7 @@ from collections import defaultdict
 from math import ceil, floor
 
 from console.models import Project
-from jobs.scheduling.quotas import EIGHTHS, Cap, gate
+from jobs.scheduling.quotas import EIGHTHS, NO_MAXIMUM, Cap, gate
 from jobs.scheduling.reasons import HeldForQuota
 from resources.models import Quota
 from resources.quota_standing import held_now
@@ -15,10 +15,9 @@ from resources.quotas import Scope
 
 
 def caps() -> list[Cap]:
-    """Every quota with a maximum, as a cap."""
-    quotas = list(
-        Quota.objects.filter(maximum__isnull=False).select_related("project", "department")
-    )
+    """Every quota, as a cap (one without a maximum holds nobody back, but its guarantee
+    tells who borrows)."""
+    quotas = list(Quota.objects.select_related("project", "department"))
     if not quotas:
         return []
     members: dict[int, set[int]] = defaultdict(set)
@@ -36,14 +35,15 @@ def caps() -> list[Cap]:
             ),
             model=quota.accelerator_model_id,
             pool=quota.pool_id,
-            maximum=floor(quota.maximum * EIGHTHS),
+            maximum=NO_MAXIMUM if quota.maximum is None else floor(quota.maximum * EIGHTHS),
+            guaranteed=floor(quota.guaranteed * EIGHTHS),
         )
         for quota in quotas
     ]
 
 
 def load_caps() -> tuple[list[Cap], dict[int, int]]:
-    """Every quota with a maximum as a cap, and the eighths of boards each cap's projects
+    """Every quota as a cap, and the eighths of boards each cap's projects
     hold now (the ledger's live rows: jobs, development environments)."""
     found = caps()
     if not found:

@@ -33,10 +33,11 @@ from jobs.admission.state import (
     reservation_to_json,
     seen,
 )
-from jobs.admission.words import Names, say, to_json
+from jobs.admission.words import Names, borrowed_text, say, to_json
 from jobs.models import Phase
 from jobs.scheduling import passes
 from jobs.scheduling.data import Reservation
+from jobs.scheduling.quotas import Borrowed, borrowing
 from jobs.scheduling.settled import Digest
 from resources.models import Allocation, NodeSpec
 
@@ -175,20 +176,39 @@ CHUNK = 500
 def _admit_all(admissions, state: State, spec_names: dict[int, str], own: list[str]) -> list[int]:
     """Write the pass's admissions: the ids of the jobs admitted. Each transaction's id is
     added to ``own``."""
+    borrowed = _borrowed(admissions, state)
     admitted = []
     for first in range(0, len(admissions), CHUNK):
-        admitted += _admit(admissions[first : first + CHUNK], state, spec_names, own)
+        chunk = admissions[first : first + CHUNK]
+        admitted += _admit(chunk, state, spec_names, own, borrowed)
     return admitted
 
 
+def _borrowed(admissions, state: State) -> dict[int, Borrowed]:
+    """The admissions beyond their project's guarantee (SPEC G2), in admission order."""
+    if not state.caps:
+        return {}
+    queued = {job.id: job for job in state.queue}
+    starts = []
+    for admission in admissions:
+        job = queued[admission.job_id]
+        spec = next(a for a in job.alternatives if a.spec_id == admission.spec_id)
+        starts.append((job, spec, len(admission.placements)))
+    return borrowing(starts, state.caps, state.used)
+
+
 @transaction.atomic
-def _admit(admissions, state: State, spec_names: dict[int, str], own: list[str]) -> list[int]:
+def _admit(
+    admissions, state: State, spec_names: dict[int, str], own: list[str],
+    borrowed: dict[int, Borrowed] | None = None,
+) -> list[int]:  # fmt: skip
     """The jobs' moves to admitted and their allocations, in one transaction.
 
     Each move is from *queued* (lifecycle.move_all): a job stopped or deleted since the pass
     loaded it is left alone, and nothing is allocated for it.
     """
     moves = []
+    names = Names()
     for admission in admissions:
         job = lifecycle.Moving(admission.job_id, Phase.QUEUED, state.names[admission.job_id])
         nodes = len(admission.placements)
@@ -201,6 +221,9 @@ def _admit(admissions, state: State, spec_names: dict[int, str], own: list[str])
             spec=spec_names.get(admission.spec_id, admission.spec_id),
             n=nodes,
         )
+        lent = (borrowed or {}).get(admission.job_id)
+        if lent is not None:
+            message = f"{message} {borrowed_text(lent, names)}"
         fields = {
             "spec_id": admission.spec_id,
             # The pass's own moment, not the write's: a running job's end is planned from it
@@ -209,6 +232,7 @@ def _admit(admissions, state: State, spec_names: dict[int, str], own: list[str])
             # waiting jobs' reservations would no longer hold.
             "admitted_at": moment(state.now),
             "nodes_granted": nodes,
+            "borrowing": lent is not None,
             **ADMITTED_STANDING,
         }
         moves.append((job, message, fields))

@@ -29,11 +29,12 @@ from jobs.admission.caps import beyond_maximum
 from jobs.admission.plans import Plan
 from jobs.admission.queued import queued_job
 from jobs.admission.state import epoch, load_consistent, moment, sched_nodes, seen
-from jobs.admission.words import Names, quota_text, say, why_never
+from jobs.admission.words import Names, borrowed_text, quota_text, say, why_never
 from jobs.models import Job, Priority
 from jobs.scheduling import core, forecast, never_fits, passes
 from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
 from jobs.scheduling.predict import standing
+from jobs.scheduling.quotas import borrows
 from resources.models import Node, NodeSpec, ResourcePool
 from resources.placement import answer as placement
 from resources.placement.availability import demand_of, project_pools
@@ -298,6 +299,7 @@ class Forecast:
     suggestions: list[str]
     as_of: datetime  # the moment the queue was found as the answer says
     exact: bool  # from admission's own plan of that moment (else from the last pass's)
+    borrowed: str = ""  # starting now, it would run on borrowed boards (SPEC G2)
 
 
 def forecast_only(draft: QueuedJob) -> Prediction:
@@ -334,7 +336,23 @@ def explain(draft: QueuedJob, user, plan: Plan | None = None) -> Forecast:
         suggestions=_suggestions(prediction, names),
         as_of=plan.checked_at,
         exact=plan.exact,
+        borrowed=_borrowed(schedule, draft, prediction, names),
     )
+
+
+def _borrowed(schedule: core.Schedule, draft: QueuedJob, prediction: Prediction, names) -> str:
+    """What the form says of a draft that would start now beyond its project's guarantee."""
+    if not prediction.starts_now or not schedule.quota.caps:
+        return ""
+    spec = next(a for a in draft.alternatives if a.spec_id == prediction.spec_id)
+    by_id = {job.id: job for job in schedule.order}
+    admitted = []
+    for admission in schedule.admissions:
+        job = by_id[admission.job_id]
+        started = next(a for a in job.alternatives if a.spec_id == admission.spec_id)
+        admitted.append((job, started, len(admission.placements)))
+    lent = borrows(schedule.quota, admitted, draft, spec)
+    return borrowed_text(lent, names) if lent is not None else ""
 
 
 def describe_blockers(ids, user) -> list[tuple[str, str, object]]:

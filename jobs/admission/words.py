@@ -7,6 +7,7 @@ from dataclasses import asdict, fields
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from jobs.scheduling.quotas import Borrowed
 from jobs.scheduling.reasons import (
     HeldForQueue,
     HeldForQuota,
@@ -18,7 +19,16 @@ from jobs.scheduling.reasons import (
 )
 from resources.placement.words import Names, never_text, rule_text, shortfall_text
 
-__all__ = ["Names", "from_json", "say", "to_json", "why_never", "word_jobs"]
+__all__ = [
+    "Names",
+    "borrowed_text",
+    "from_json",
+    "quota_text",
+    "say",
+    "to_json",
+    "why_never",
+    "word_jobs",
+]
 
 
 def say(reason: Reason | None, names: Names | None = None) -> str:
@@ -101,6 +111,23 @@ def quota_text(reason: HeldForQuota, names: Names, *, lead: bool = True) -> str:
             "held for the quota: %(holder)s may hold at most %(maximum)s %(model)s boards, and "
             "its running jobs and the jobs ahead of this one take %(taken)s; this one asks "
             "%(asks)s. It joins the queue when they free enough."
+        )
+        % values
+    )
+
+
+def borrowed_text(lent: Borrowed, names: Names) -> str:
+    """SPEC G2: an admission beyond its project's guarantee, in the site's words."""
+    values = {
+        "holder": lent.holder,
+        "model": names.model(lent.model),
+        "holds": f"{lent.holds / 8:g}",
+        "guaranteed": f"{lent.guaranteed / 8:g}",
+    }
+    return (
+        _(
+            "On borrowed boards: with it, %(holder)s holds %(holds)s %(model)s boards, beyond its "
+            "guarantee of %(guaranteed)s."
         )
         % values
     )

@@ -232,6 +232,9 @@ class Job(models.Model):
     # When it last joined the planned queue after being held at its team's quota maximum
     # (SPEC G1): it is planned as if submitted then, behind the promises made meanwhile.
     quota_since = models.DateTimeField(null=True, blank=True, editable=False)
+    # Admitted beyond its project's guaranteed boards (SPEC G2): it runs on boards other
+    # teams leave idle. Set at each admission.
+    borrowing = models.BooleanField(_("on borrowed boards"), default=False, editable=False)
     started_at = models.DateTimeField(_("started"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     deadline = models.DateTimeField(_("ends at the latest"), null=True, blank=True)

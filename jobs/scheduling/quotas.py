@@ -27,12 +27,14 @@ from jobs.scheduling.data import Alternative, QueuedJob
 from jobs.scheduling.reasons import HeldForQuota
 
 EIGHTHS = 8
+NO_MAXIMUM = 1 << 62  # a quota without a maximum: it holds no job back
 
 
 @dataclass(frozen=True, slots=True)
 class Cap:
-    """A maximum of ``maximum`` eighths of boards of ``model`` (in ``pool``; None: on every
-    node), over ``projects``; ``holder`` names it for the reasons."""
+    """A quota of boards of ``model`` (in ``pool``; None: on every node) over ``projects``:
+    at most ``maximum`` eighths (NO_MAXIMUM: none), ``guaranteed`` of them promised;
+    ``holder`` names it for the reasons."""
 
     id: int
     holder: str
@@ -40,6 +42,7 @@ class Cap:
     model: int
     pool: int | None
     maximum: int
+    guaranteed: int = 0
 
     def covers(self, project: int | None, alternative: Alternative, pool: int | None) -> bool:
         return (
@@ -80,6 +83,7 @@ class Gate:
     caps: list[Cap] = field(default_factory=list)
     taken: dict[int, int] = field(default_factory=dict)
     closed: set[int] = field(default_factory=set)
+    used: dict[int, int] = field(default_factory=dict)  # held when the pass began
     # The caps over each project: a job looks at its own only (a queue of thousands).
     by_project: dict[int | None, list[Cap]] = field(default_factory=dict)
 
@@ -169,10 +173,55 @@ def gate(queue: Iterable[QueuedJob], caps: Iterable[Cap], used: Mapping[int, int
     """Split ``queue`` (in queue order) into the jobs a pass plans and those held, with why.
     ``used``: eighths each cap's projects hold now (by cap id)."""
     caps = list(caps)
-    result = Gate(caps=caps, taken={cap.id: used.get(cap.id, 0) for cap in caps})
+    held = {cap.id: used.get(cap.id, 0) for cap in caps}
+    result = Gate(caps=caps, taken=dict(held), used=held)
     if not caps:
         result.plannable = list(queue)
         return result
     for job in queue:
         result.admit(job)
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class Borrowed:
+    """An admission beyond a guarantee (SPEC G2): with it, ``holder``'s jobs hold ``holds``
+    eighths of ``model`` boards (in ``pool``), more than the ``guaranteed``."""
+
+    holder: str
+    model: int
+    pool: int | None
+    guaranteed: int
+    holds: int
+
+
+def borrowing(
+    admissions: Iterable[tuple[QueuedJob, Alternative, int]],
+    caps: Iterable[Cap],
+    used: Mapping[int, int],
+) -> dict[int, Borrowed]:
+    """Which of ``admissions`` (job, the spec it starts on, its node count), taken in order,
+    run beyond a project's guarantee: the boards its project holds, with those admitted
+    before it and its own, are more than guaranteed. Departments' guarantees are shared
+    out among their projects, so only a project's own counts here."""
+    own = [cap for cap in caps if len(cap.projects) == 1]
+    holds = {cap.id: used.get(cap.id, 0) for cap in own}
+    found: dict[int, Borrowed] = {}
+    for job, alternative, nodes in admissions:
+        boards = per_node(alternative) * nodes
+        for cap in own:
+            if boards and cap.covers(job.project, alternative, job.pool):
+                holds[cap.id] += boards
+                if holds[cap.id] > cap.guaranteed and job.id not in found:
+                    found[job.id] = Borrowed(
+                        cap.holder, cap.model, cap.pool, cap.guaranteed, holds[cap.id]
+                    )
+    return found
+
+
+def borrows(gate: Gate, admitted: Iterable[tuple[QueuedJob, Alternative, int]], draft: QueuedJob,
+            spec: Alternative) -> Borrowed | None:  # fmt: skip
+    """Whether ``draft``, starting now on ``spec`` after the pass's ``admitted``, would run
+    on borrowed boards (the form says so before Create)."""
+    starts = [*admitted, (draft, spec, spec.nodes)]
+    return borrowing(starts, gate.caps, gate.used).get(draft.id)

@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from jobs.admission.db import run_pass
+from resources.models import Quota
 from tests.browser.conftest import log_in_as
 
 pytestmark = pytest.mark.browser
@@ -67,8 +68,10 @@ HELD = {"en": "held for the quota: a job of Vision ahead of this one waits for r
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_form_says_before_create_that_the_team_is_at_its_maximum(page, demo, language):
-    # The demo's sweep-large (4 nodes x 4 boards) waits held: Vision's running jobs and it
-    # would hold more than Vision's 16; a new job of Vision's comes after it.
+    # An admin caps Vision at 16 boards: the demo's sweep-large (4 nodes x 4 boards) waits
+    # held, as Vision's running jobs and it would hold more; a new job of Vision's comes
+    # after it.
+    Quota.objects.filter(project__slug="vision").update(maximum=16)
     p = log_in_as(page, "alice", language)
     page.goto("/jobs/new/")
     p.locator("[data-testid=spec-choices] .form-check", has_text="gpu-1").locator("input").check()

@@ -50,6 +50,13 @@ def test_a_team_at_its_maximum_waits_and_others_go_on(
     result = run_pass()
     # 8 shared boards: vision gets its 4 (two jobs of 2), speech 4; vision's third waits.
     assert sorted(result.admitted) == sorted([first.pk, second.pk, other.pk])
+    # Vision is guaranteed 2: its first job is within, the second on borrowed boards.
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert not first.borrowing and second.borrowing
+    assert second.events.last().message.endswith(
+        "On borrowed boards: with it, Vision holds 4 A100 boards, beyond its guarantee of 2."
+    )
     third.refresh_from_db()
     assert third.phase == Phase.QUEUED and third.latest_start is None
     assert third.wait_detail["kind"] == "HeldForQuota"
@@ -59,6 +66,8 @@ def test_a_team_at_its_maximum_waits_and_others_go_on(
         "free enough."
     )
     client.force_login(alice)
+    assert 'data-testid="borrowing"' in client.get(f"/jobs/{second.pk}/").content.decode()
+    assert 'data-testid="borrowing"' not in client.get(f"/jobs/{first.pk}/").content.decode()
     queue = client.get("/queue/").content.decode()
     assert 'data-testid="held-for-quota"' in queue
     page = client.get(f"/jobs/{third.pk}/").content.decode()
@@ -93,3 +102,18 @@ def test_a_draft_asking_more_than_the_maximum_is_refused(client, alice, a100, jo
         errors
     )
     assert not Job.objects.filter(name="too-big").exists()
+
+
+def test_the_form_says_a_job_would_start_on_borrowed_boards(client, alice, vision, a100, job_post):
+    Quota.objects.create(
+        project=vision, accelerator_model=a100, guaranteed=Decimal(2), maximum=Decimal(8)
+    )
+    client.force_login(alice)
+    within = client.post("/jobs/new/predict/", job_post(specs=[spec(a100, 2).pk])).content
+    assert b'data-state="now"' in within and b'data-testid="borrowed"' not in within
+    beyond = client.post("/jobs/new/predict/", job_post(specs=[spec(a100, 4).pk])).content
+    assert b'data-state="now"' in beyond
+    assert (
+        "On borrowed boards: with it, Vision holds 4 A100 boards, beyond its guarantee of 2."
+        in beyond.decode()
+    )

@@ -14,7 +14,16 @@ from hypothesis import strategies as st
 from jobs.scheduling import Alternative, Placement, QueuedJob, RunningJob, SchedNode, schedule
 from jobs.scheduling.passes import joined_at
 from jobs.scheduling.predict import room_to_grow
-from jobs.scheduling.quotas import EIGHTHS, Cap, asks, eighths, gate
+from jobs.scheduling.quotas import (
+    EIGHTHS,
+    NO_MAXIMUM,
+    Borrowed,
+    Cap,
+    asks,
+    borrowing,
+    eighths,
+    gate,
+)
 from jobs.scheduling.reasons import HeldForQuota, words
 from resources.placement.capacity import Demand, NodeState
 from tests.jobs.test_scheduling_property import assert_feasible, scenarios
@@ -284,3 +293,21 @@ def test_caps_are_never_exceeded_and_promises_hold(scenario):
     for job in left.values():
         too_big = any(asks(job, c) > c.maximum for c in caps)
         assert too_big or job.id not in promised, job
+
+
+def test_who_runs_on_borrowed_boards():
+    vision = Cap(1, "vision", frozenset({1}), GPU, None, NO_MAXIMUM, guaranteed=4 * EIGHTHS)
+    research = Cap(2, "research", frozenset({1, 2}), GPU, None, NO_MAXIMUM, guaranteed=0)
+    first, second, third = job(1, boards=2), job(2, boards=2, at=1), job(3, boards=1, at=2)
+    starts = [(j, j.alternatives[0], 1) for j in (first, second, third)]
+    # Vision holds 1 board: with the first job 3 (within its 4), with the second 5 and the
+    # third 6: those two run on borrowed boards.
+    lent = borrowing(starts, [vision, research], {1: 1 * EIGHTHS, 2: 0})
+    assert set(lent) == {2, 3}
+    assert lent[2] == Borrowed("vision", GPU, None, 32, 40)
+    assert lent[3].holds == 48
+    # A department's guarantee is shared out among its projects: only a project's counts.
+    assert borrowing(starts, [research], {}) == {}
+    # Another model, or a CPU job, borrows nothing.
+    cpu = replace(job(4), alternatives=(Alternative(40, Demand(1000, 1024), 1),))
+    assert borrowing([(cpu, cpu.alternatives[0], 1)], [vision], {1: 64}) == {}
