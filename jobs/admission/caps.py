@@ -7,7 +7,7 @@ from collections import defaultdict
 from math import ceil, floor
 
 from console.models import Project
-from jobs.scheduling.quotas import EIGHTHS, NO_MAXIMUM, Cap, gate
+from jobs.scheduling.quotas import EIGHTHS, NO_MAXIMUM, Borrowed, Cap, borrows, gate
 from jobs.scheduling.reasons import HeldForQuota
 from resources.models import Quota
 from resources.quota_standing import held_now
@@ -66,3 +66,18 @@ def beyond_maximum(job) -> HeldForQuota | None:
     elastic minimum, it asks more than a maximum over it; None when some spec fits."""
     reason = gate([job], caps(), {}).held.get(job.id)
     return reason if reason is not None and reason.never else None
+
+
+def borrowed_if_started(schedule, draft, spec_id: int) -> Borrowed | None:
+    """Whether ``draft``, starting now on ``spec_id`` after what the plan ``schedule``
+    admits now, would run on borrowed boards (SPEC G2; the form says so before Create)."""
+    if not schedule.quota.caps:
+        return None
+    spec = next(a for a in draft.alternatives if a.spec_id == spec_id)
+    by_id = {job.id: job for job in schedule.order}
+    admitted = []
+    for admission in schedule.admissions:
+        job = by_id[admission.job_id]
+        started = next(a for a in job.alternatives if a.spec_id == admission.spec_id)
+        admitted.append((job, started, len(admission.placements)))
+    return borrows(schedule.quota, admitted, draft, spec)

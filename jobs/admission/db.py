@@ -207,35 +207,8 @@ def _admit(
     Each move is from *queued* (lifecycle.move_all): a job stopped or deleted since the pass
     loaded it is left alone, and nothing is allocated for it.
     """
-    moves = []
     names = Names()
-    for admission in admissions:
-        job = lifecycle.Moving(admission.job_id, Phase.QUEUED, state.names[admission.job_id])
-        nodes = len(admission.placements)
-        message = said(
-            counted(
-                "Admitted on %(spec)s: %(n)s node reserved.",
-                "Admitted on %(spec)s: %(n)s nodes reserved.",
-                "n",
-            ),
-            spec=spec_names.get(admission.spec_id, admission.spec_id),
-            n=nodes,
-        )
-        lent = (borrowed or {}).get(admission.job_id)
-        if lent is not None:
-            message = f"{message} {borrowed_text(lent, names)}"
-        fields = {
-            "spec_id": admission.spec_id,
-            # The pass's own moment, not the write's: a running job's end is planned from it
-            # (``_running``), and the plan booked this job from ``state.now``. Stamped later,
-            # the next pass would find it ending a little after what was planned, and the
-            # waiting jobs' reservations would no longer hold.
-            "admitted_at": moment(state.now),
-            "nodes_granted": nodes,
-            "borrowing": lent is not None,
-            **ADMITTED_STANDING,
-        }
-        moves.append((job, message, fields))
+    moves = [_move(admission, state, spec_names, borrowed or {}, names) for admission in admissions]
     moved = {job.pk: job for job in lifecycle.move_all(moves, Phase.ADMITTED)}
     if moved:
         own.append(_xid())
@@ -265,6 +238,36 @@ def _admit(
         ),
     )
     return [admission.job_id for admission in admissions if admission.job_id in moved]
+
+
+def _move(admission, state: State, spec_names, borrowed: dict[int, Borrowed], names) -> tuple:
+    """One admitted job's move: the job, its event's message and the fields it gets."""
+    job = lifecycle.Moving(admission.job_id, Phase.QUEUED, state.names[admission.job_id])
+    nodes = len(admission.placements)
+    message = said(
+        counted(
+            "Admitted on %(spec)s: %(n)s node reserved.",
+            "Admitted on %(spec)s: %(n)s nodes reserved.",
+            "n",
+        ),
+        spec=spec_names.get(admission.spec_id, admission.spec_id),
+        n=nodes,
+    )
+    lent = borrowed.get(admission.job_id)
+    if lent is not None:
+        message = f"{message} {borrowed_text(lent, names)}"
+    fields = {
+        "spec_id": admission.spec_id,
+        # The pass's own moment, not the write's: a running job's end is planned from it
+        # (``_running``), and the plan booked this job from ``state.now``. Stamped later,
+        # the next pass would find it ending a little after what was planned, and the
+        # waiting jobs' reservations would no longer hold.
+        "admitted_at": moment(state.now),
+        "nodes_granted": nodes,
+        "borrowing": lent is not None,
+        **ADMITTED_STANDING,
+    }
+    return job, message, fields
 
 
 def ledger(holder: tuple[int, int], pool: int | None, slices: int, slots) -> dict:

@@ -16,29 +16,25 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import NamedTuple
 
 from django.db import connection
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from console import heap, limits
+from console import heap
 from jobs.admission import plans
-from jobs.admission.caps import beyond_maximum
+from jobs.admission.caps import borrowed_if_started
 from jobs.admission.plans import Plan
 from jobs.admission.queued import queued_job
-from jobs.admission.state import epoch, load_consistent, moment, sched_nodes, seen
-from jobs.admission.words import Names, borrowed_text, quota_text, say, why_never
+from jobs.admission.state import epoch, load_consistent, moment, seen
+from jobs.admission.words import Names, borrowed_text, say
 from jobs.models import Job, Priority
-from jobs.scheduling import core, forecast, never_fits, passes
-from jobs.scheduling.data import Alternative, Prediction, QueuedJob, SchedNode
+from jobs.scheduling import core, forecast, passes
+from jobs.scheduling.data import Alternative, Prediction, QueuedJob
 from jobs.scheduling.predict import standing
-from jobs.scheduling.quotas import borrows
-from resources.models import Node, NodeSpec, ResourcePool
-from resources.placement import answer as placement
+from resources.models import NodeSpec
 from resources.placement.availability import demand_of, project_pools
-from resources.placement.words import elsewhere_text
 
 DRAFT_ID = -1
 # Up to this many queued jobs the plan is made on the spot when none published holds (a
@@ -229,67 +225,6 @@ def draft_from(data: dict, project, *, job_id: int = DRAFT_ID) -> QueuedJob | No
     )
 
 
-def whole_inventory() -> list[SchedNode]:
-    """Every live node, idle: what a job could ever run on."""
-    return sched_nodes(Node.objects.live())
-
-
-class Refusal(NamedTuple):
-    """Why a draft could never start, and where it could instead ("" if nowhere)."""
-
-    text: str
-    hint: str
-
-
-def refusal(draft: QueuedJob, plan: Plan | None = None) -> Refusal | None:
-    """Why the draft could never start on this inventory, in words, with the other places
-    its project may use where it could; None if it could start as it is. Given a plan that
-    holds, the inventory and the answer are the plan's (kept with it while it holds).
-
-    /cluster/ and the form's availability panel give the same answer
-    (:mod:`resources.placement.answer`)."""
-    over = beyond_maximum(draft)
-    if over is not None:
-        return Refusal(quota_text(over, Names(), lead=False), "")
-    memo = plan.memo if plan is not None and plan.holds else None
-    if memo is None:
-        nodes = whole_inventory()
-    else:
-        nodes = memo.get("inventory")
-        if nodes is None:
-            nodes = memo["inventory"] = whole_inventory()
-    reason = never_fits(nodes, draft, memo)
-    if reason is None:
-        return None
-    names = Names()
-    wants = [(alternative.demand, alternative.min_nodes) for alternative in draft.alternatives]
-    hint = elsewhere_text(placement.elsewhere(nodes, draft, wants), names)
-    return Refusal(why_never(reason, names), hint)
-
-
-def resume_caveat(draft: QueuedJob) -> str | None:
-    """Checkpoint resume moves a job to other nodes of its dedicated pool after a fault
-    (SPEC F4): when the loss of one of the pool's nodes would leave no room there for the
-    job, say so before Create. None when any one node can fail and the job still fits."""
-    if draft.pool is None:
-        return None
-    nodes = whole_inventory()
-    for node in nodes:
-        if node.pool == draft.pool and never_fits([n for n in nodes if n.id != node.id], draft):
-            pool = ResourcePool.objects.filter(pk=draft.pool).values_list("name", flat=True)
-            minutes = limits.current().resubmit_queue_timeout_minutes
-            return ngettext(
-                "If %(node)s fails, pool %(pool)s has no other node with room for this job: "
-                "it could not resume there, and would wait until the resubmission timeout "
-                "(%(n)s minute) ends it. Choose a pool with more nodes, or fewer nodes.",
-                "If %(node)s fails, pool %(pool)s has no other node with room for this job: "
-                "it could not resume there, and would wait until the resubmission timeout "
-                "(%(n)s minutes) ends it. Choose a pool with more nodes, or fewer nodes.",
-                minutes,
-            ) % {"node": node.name, "pool": pool.first() or "", "n": minutes}
-    return None
-
-
 @dataclass
 class Forecast:
     prediction: Prediction
@@ -342,16 +277,9 @@ def explain(draft: QueuedJob, user, plan: Plan | None = None) -> Forecast:
 
 def _borrowed(schedule: core.Schedule, draft: QueuedJob, prediction: Prediction, names) -> str:
     """What the form says of a draft that would start now beyond its project's guarantee."""
-    if not prediction.starts_now or not schedule.quota.caps:
+    if not prediction.starts_now:
         return ""
-    spec = next(a for a in draft.alternatives if a.spec_id == prediction.spec_id)
-    by_id = {job.id: job for job in schedule.order}
-    admitted = []
-    for admission in schedule.admissions:
-        job = by_id[admission.job_id]
-        started = next(a for a in job.alternatives if a.spec_id == admission.spec_id)
-        admitted.append((job, started, len(admission.placements)))
-    lent = borrows(schedule.quota, admitted, draft, spec)
+    lent = borrowed_if_started(schedule, draft, prediction.spec_id)
     return borrowed_text(lent, names) if lent is not None else ""
 
 

@@ -14,7 +14,7 @@ from django_htmx.http import trigger_client_event
 
 from console import limits, ratelimit
 from console.htmx import render_page
-from jobs.admission import prediction
+from jobs.admission import prediction, refusals
 from jobs.forms import rules, suggestions
 from jobs.forms.job import JobForm
 from jobs.forms.rows import apply_row_action
@@ -105,7 +105,7 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=Fal
         if wait is not None:
             return _too_many(request, form, cloned_from, wait)
         draft = prediction.draft_from(form.cleaned_data, project) if form.is_valid() else None
-        refusal = prediction.refusal(draft) if draft else None
+        refusal = refusals.refusal(draft) if draft else None
         if refusal:
             message = _("This job could never start: %(why)s.") % {"why": refusal.text}
             form.add_error("specs", f"{message} {refusal.hint}".strip())

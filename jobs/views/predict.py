@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
-from jobs.admission import prediction
+from jobs.admission import prediction, refusals
 from jobs.forms.job import DraftForm
 
 
@@ -18,12 +18,12 @@ def context_for(form: DraftForm, user, project) -> dict:
     if draft is None:
         return {"forecast": None}
     plan = prediction.current_plan()
-    refusal = prediction.refusal(draft, plan)
+    refusal = refusals.refusal(draft, plan)
     if refusal:
         return {"forecast": True, "refusal": refusal}
     caveat = None
     if form.cleaned_data.get("resume_enabled"):
-        caveat = prediction.resume_caveat(draft)
+        caveat = refusals.resume_caveat(draft)
     result = prediction.explain(draft, user, plan)
     specs = {spec.pk: spec.name for spec in form.cleaned_data.get("specs") or []}
     from resources.models import NodeSpec

@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from console import limits
 from console.models import Project
-from jobs.admission import prediction
+from jobs.admission import prediction, refusals
 from jobs.faults import inspection
 from jobs.models import Job, Phase
 from resources.models import Image, NodeSpec, ResourcePool
@@ -54,7 +54,7 @@ def test_a_resume_job_in_the_demo_pool_moves_to_its_other_node_after_a_board_fau
     )  # fmt: skip
     draft = prediction.draft_from({"pool": pool, "specs": list(job.specs.all()),
                                    "node_count": 2, "mode": "pytorch"}, job.project)  # fmt: skip
-    assert draft is not None and prediction.resume_caveat(draft) is None
+    assert draft is not None and refusals.resume_caveat(draft) is None
     Image.objects.filter(pk=job.image_id).update(local_runtime=str(torch_runtime))
     program(job, "train.py", samples.TRAIN_SCRIPT.read_text())
     admit_and_launch()
