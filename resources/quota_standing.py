@@ -84,9 +84,13 @@ def shown_for(projects: Sequence[Project]) -> list[Shown]:
     department's: all its projects' boards, used and waiting)."""
     project_ids = {project.pk for project in projects}
     department_ids = {p.department_id for p in projects if p.department_id}
-    quotas = with_related(
-        Quota.objects.filter(Q(project__in=project_ids) | Q(department__in=department_ids))
+    quotas = list(
+        with_related(
+            Quota.objects.filter(Q(project__in=project_ids) | Q(department__in=department_ids))
+        )
     )
+    if not quotas:  # nothing to show: the ledger and the queue need not be read
+        return []
     members = {department: set(ids) for department, ids in _members(department_ids).items()}
     everyone = project_ids | {pk for ids in members.values() for pk in ids}
     held = held_now(everyone)

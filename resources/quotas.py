@@ -15,7 +15,7 @@ Plain data in, answers out: the forms ask :func:`misfits` before saving, the pag
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -131,10 +131,3 @@ def standing(
         )
 
     return Standing(guaranteed, maximum, within(held), within(waiting))
-
-
-def by_project(rows: Iterable[Held]) -> Mapping[int, list[Held]]:
-    grouped: dict[int, list[Held]] = {}
-    for row in rows:
-        grouped.setdefault(row.project, []).append(row)
-    return grouped
