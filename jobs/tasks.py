@@ -17,11 +17,15 @@ log = logging.getLogger(__name__)
 
 @shared_task
 def admit() -> None:
-    """One admission pass. Beat calls it every few seconds and views enqueue it on submit,
-    stop and finish; a pass that finds another one running returns at once."""
+    """One admission pass, then the reclaim of borrowed boards for the jobs it leaves waiting
+    within their guarantee (SPEC G2). Beat calls it every few seconds and views enqueue it
+    on submit, stop and finish; a pass that finds another one running returns at once."""
     from jobs.admission.admit import admission_pass
+    from jobs.faults.reclaim import reclaim
 
     result = admission_pass()
+    if result.ran:
+        reclaim()
     if result.admitted:
         log.info("admitted %s", result.admitted)
         from jobs import hooks

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
@@ -73,6 +74,19 @@ def _try_lock() -> bool:
 def _unlock() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+
+
+@contextmanager
+def exclusive():
+    """The admission pass's lock, without waiting: yields whether it was taken (the
+    reclaim after a pass runs under it too, jobs.admission.reclaim)."""
+    if not _try_lock():
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        _unlock()
 
 
 def ask_for_pass() -> None:
@@ -265,6 +279,7 @@ def _move(admission, state: State, spec_names, borrowed: dict[int, Borrowed], na
         "admitted_at": moment(state.now),
         "nodes_granted": nodes,
         "borrowing": lent is not None,
+        "claiming_since": None,
         **ADMITTED_STANDING,
     }
     return job, message, fields

@@ -30,6 +30,7 @@ def queued_job(
     driver: int | None = None,
     allowed_pools: Iterable[int] = (),
     project: int | None = None,
+    claiming: bool = False,
 ) -> QueuedJob | None:
     """The job as the queue holds it; None when it has no node spec to choose.
 
@@ -55,4 +56,5 @@ def queued_job(
         driver=driver,
         allowed_pools=frozenset(allowed_pools),
         project=project,
+        claiming=claiming,
     )

@@ -136,6 +136,7 @@ QUEUE_FIELDS = (
     "owner_id",
     "reservation",
     "quota_since",
+    "claiming_since",
     "held_before",
 )
 
@@ -193,6 +194,7 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False):
             driver=row["driver_version_id"],
             allowed_pools=pools_of[row["project_id"]],
             project=row["project_id"],
+            claiming=row["claiming_since"] is not None,
         )
         if queued is not None:
             yield row, queued

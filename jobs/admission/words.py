@@ -79,7 +79,19 @@ def quota_text(reason: HeldForQuota, names: Names, *, lead: bool = True) -> str:
         "taken": f"{reason.taken / 8:g}",
         "asks": f"{reason.asks / 8:g}",
         "pool": names.pool(reason.pool) if reason.pool is not None else "",
+        "guaranteed": f"{reason.guaranteed / 8:g}",
+        "claimant": reason.yields_to,
     }
+    if reason.yields_to and not reason.never:
+        return (
+            _(
+                "held for the quota: the guarantee of %(holder)s (%(model)s boards: "
+                "%(guaranteed)s) is taken by its running jobs and the jobs ahead of this one "
+                "(%(taken)s); beyond it, it may borrow idle boards, but not while %(claimant)s "
+                "waits within its own. It joins the queue once %(claimant)s has started."
+            )
+            % values
+        )
     if reason.never:
         why = (
             _(

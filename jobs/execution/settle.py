@@ -21,7 +21,7 @@ from django.utils.translation import gettext_noop
 
 from console.words import said
 from jobs import hooks, lifecycle
-from jobs.faults import recovery
+from jobs.faults import diagnosis, recovery
 from jobs.models import Attempt, Job, JobEvent, JobType, Phase, SubTask
 from jobs.operations import release
 from resources.backends.base import ReplicaState, WorkloadState, WorkloadStatus
@@ -46,7 +46,7 @@ def end(attempt: Attempt, status: WorkloadStatus) -> None:
     # exit code first: a job settled later from this row alone is diagnosed alike.
     failed = [r for r in status.replicas if r.state == ReplicaState.FAILED]
     exit_code = (
-        recovery.telling_exit_code(failed)
+        diagnosis.telling_exit_code(failed)
         if failed
         else (0 if status.state == "succeeded" else None)
     )

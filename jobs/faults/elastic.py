@@ -23,7 +23,7 @@ from django.utils.dateparse import parse_datetime
 from console import limits
 from console.words import counted, said
 from jobs.admission.state import load, requeued
-from jobs.faults import recovery
+from jobs.faults import diagnosis, recovery
 from jobs.faults.policy import Cause
 from jobs.models import Attempt, Job, Phase
 from jobs.scheduling.predict import room_to_grow
@@ -85,7 +85,7 @@ def grow(now: datetime | None = None) -> list[int]:
             new=count,
         )
         if recovery.interrupt(
-            attempt, Cause.SCALE_UP, "scale-up", recovery.nodes_of(attempt), message
+            attempt, Cause.SCALE_UP, "scale-up", diagnosis.nodes_of(attempt), message
         ):
             log.info("job %s grows from %s to %s nodes", job.pk, job.nodes, count)
             grown.append(attempt.pk)

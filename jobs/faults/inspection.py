@@ -14,7 +14,7 @@ from django.utils.translation import gettext_noop
 
 from console import limits
 from console.words import said
-from jobs.faults import recovery
+from jobs.faults import diagnosis, recovery
 from jobs.faults.policy import Cause
 from jobs.models import Attempt
 from resources.inventory import probes
@@ -51,7 +51,7 @@ def inspect() -> list[int]:
             faulty[node.name] = bad
     interrupted = []
     for attempt in attempts:
-        hit = [name for name in recovery.nodes_of(attempt) if name in faulty]
+        hit = [name for name in diagnosis.nodes_of(attempt) if name in faulty]
         if not hit:
             continue
         # A failed board matters to the jobs that hold boards there.
@@ -63,7 +63,7 @@ def inspect() -> list[int]:
         check = found[0].item
         message = said(
             gettext_noop("Inspection found %(what)s on %(nodes)s (%(check)s)."),
-            what=recovery.check_words(check),
+            what=diagnosis.check_words(check),
             nodes=", ".join(where),
             check=check,
         )

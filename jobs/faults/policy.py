@@ -23,6 +23,7 @@ class Cause(StrEnum):
     PERFORMANCE = "performance"  # hardware/e2e crossed its threshold; policy: reschedule
     HANG = "hang"  # no progress for too long; policy: reschedule
     SCALE_UP = "scale-up"  # not a fault: an elastic job grows back to more nodes
+    RECLAIM = "reclaim"  # not a fault: its borrowed boards go to another team's guarantee
     CODE = "code"  # its own code failed on healthy hardware (seed 004 scenario 4)
 
 
@@ -35,6 +36,9 @@ class Action(StrEnum):
     RESUME = "resume"  # back to the queue's head; continues from its checkpoint (F4)
     RESTART = "restart"  # back to the queue's head; starts again (F3)
     SCALE = "scale"  # back to the queue's head to start on more nodes (F5)
+    # Back to the queue's head once the team it yielded to has started (SPEC G2): it
+    # continues from its checkpoint with resume (why="resume"), else starts again.
+    RECLAIM = "reclaim"
     ERROR = "error"  # ends as error
 
 
@@ -56,7 +60,9 @@ class Decision:
     isolate: bool  # isolate the nodes the fault was found on
     used: int  # resumes or restarts used once this is done
     allowed: int  # the job's maximum of them (0: it has none)
-    why: str = ""  # for ERROR: "off" (no recovery asked), "spent" (count used up), "code"
+    # for ERROR: "off" (no recovery asked), "spent" (count used up), "code"; for RECLAIM:
+    # "resume" or "restart"
+    why: str = ""
 
 
 def decide(options: Options, cause: Cause) -> Decision:
@@ -64,6 +70,9 @@ def decide(options: Options, cause: Cause) -> Decision:
         return Decision(Action.ERROR, False, *_counts(options), why="code")
     if cause == Cause.SCALE_UP:
         return Decision(Action.SCALE, False, options.resumes_used, options.max_resumes)
+    if cause == Cause.RECLAIM:  # not counted: no fault of the job's
+        how = "resume" if options.resume else "restart"
+        return Decision(Action.RECLAIM, False, *_counts(options), why=how)
     isolate = cause in ISOLATING
     if options.resume:
         if options.resumes_used < options.max_resumes:

@@ -12,41 +12,25 @@ import logging
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext_lazy, gettext_noop
+from django.utils.translation import gettext_noop
 
-from console import limits
 from console.words import Said, counted, said
 from jobs import hooks, lifecycle
 from jobs.backend import stop_attempt
-from jobs.faults.policy import Action, Cause, Decision, Options, classify, decide
+from jobs.faults.diagnosis import check_words, diagnose
+from jobs.faults.policy import Action, Cause, Decision, Options, decide
 from jobs.models import Attempt, FaultRecord, Job, JobEvent, Phase
 from jobs.operations import release
-from resources.backends.base import ReplicaState, WorkloadState, WorkloadStatus
+from resources.backends.base import WorkloadState, WorkloadStatus
 from resources.inventory import faults as node_faults
-from resources.inventory import probes
-from resources.models import FaultKind, Node, NodeFault
 
 log = logging.getLogger(__name__)
 
 # The end of a job that recovery took care of (requeued it): the caller closes nothing.
 REQUEUED = "requeued"
 
-CHECK_WORDS = {
-    "heartbeat": gettext_noop("heartbeat lost"),
-    "nic": gettext_noop("network interface down"),
-    "gpu-check": gettext_noop("boards not visible"),
-    "process": gettext_noop("a process was killed or frozen"),
-    "exit-code": gettext_noop("a fault exit code"),
-    "node-lost": gettext_noop("the node or pod was lost"),
-    "performance": gettext_noop("performance below its threshold"),
-    "hang": gettext_noop("no progress"),
-}
-
-
-def check_words(check: str):
-    """The words of a check, kept in English and translated where a reader sees them (a
-    lazy parameter of said()): "heartbeat lost" inside a Chinese sentence is worded too."""
-    return gettext_lazy(CHECK_WORDS[check]) if check in CHECK_WORDS else check
+# The interruptions that are no fault of the job's; any other cause is a fault.
+STOP_CAUSES = {Cause.SCALE_UP: Attempt.StopCause.SCALE, Cause.RECLAIM: Attempt.StopCause.RECLAIM}
 
 
 def options(job: Job) -> Options:
@@ -58,10 +42,6 @@ def options(job: Job) -> Options:
         max_restarts=job.max_restarts,
         restarts_used=job.restarts_used,
     )
-
-
-def nodes_of(attempt: Attempt) -> list[str]:
-    return list(dict.fromkeys(r["node"] for r in attempt.replicas if r.get("node")))
 
 
 # --- while it runs -------------------------------------------------------------------------
@@ -88,7 +68,7 @@ def interrupt(
         "said": message.as_json(),
         "at": timezone.now().isoformat(),
     }
-    stop_cause = Attempt.StopCause.SCALE if cause == Cause.SCALE_UP else Attempt.StopCause.FAULT
+    stop_cause = STOP_CAUSES.get(cause, Attempt.StopCause.FAULT)
     if not Attempt.objects.filter(pk=attempt.pk, ended_at__isnull=True, stop_cause="").update(
         stop_cause=stop_cause, fault=fault
     ):
@@ -120,6 +100,17 @@ def _interruption_words(job: Job, cause: Cause, decision: Decision, message: str
         text = gettext_noop(
             "%(found)s It is stopped (SIGTERM, so it saves a checkpoint; killed after "
             "%(seconds)s s) and resumes on more nodes."
+        )
+    elif decision.action == Action.RECLAIM and decision.why == "resume":
+        text = gettext_noop(
+            "%(found)s Its processes get SIGTERM so they save a checkpoint (killed after "
+            "%(seconds)s s); then it waits in the queue and continues from its last checkpoint."
+        )
+    elif decision.action == Action.RECLAIM:
+        text = gettext_noop(
+            "%(found)s Its processes are stopped (SIGTERM, killed after %(seconds)s s); then it "
+            "waits in the queue and starts again from the beginning (it has no checkpoint "
+            "resume)."
         )
     elif decision.action == Action.RESUME:
         text = gettext_noop(
@@ -172,6 +163,11 @@ def on_end(job: Job, attempt: Attempt, status: WorkloadStatus):
     as usual), REQUEUED, or the (phase, message, kind) the caller ends the job with."""
     if attempt.stop_cause in (Attempt.StopCause.USER, Attempt.StopCause.EXPIRY):
         return None
+    if attempt.stop_cause == Attempt.StopCause.RECLAIM:  # not a fault: no record of one
+        if status.state == WorkloadState.SUCCEEDED:
+            return None  # it finished before the signal
+        requeue(job, decide(options(job), Cause.RECLAIM))
+        return REQUEUED
     if attempt.stop_cause in (Attempt.StopCause.FAULT, Attempt.StopCause.SCALE):
         if status.state == WorkloadState.SUCCEEDED:
             return None  # it finished before the signal: nothing to recover
@@ -179,92 +175,12 @@ def on_end(job: Job, attempt: Attempt, status: WorkloadStatus):
         cause, check, nodes = Cause(fault["cause"]), fault["check"], fault["nodes"]
         found = Said.from_json(fault["said"])
     elif status.state == WorkloadState.FAILED:
-        cause, check, nodes, found = _diagnose(attempt, status)
+        cause, check, nodes, found = diagnose(attempt, status)
         if cause == Cause.CODE and not job.fault_tolerant:
             return None
     else:
         return None
     return _recover(job, attempt, cause, check, nodes, found)
-
-
-def telling_exit_code(replicas, fault_codes: set[int] | None = None) -> int | None:
-    """The exit code that says why a workload failed: a fault exit code of any replica
-    that failed, else the first failed replica's; None when none failed with a code.
-
-    Only the replicas that failed count: the others were stopped because one failed and
-    end with 143 (SIGTERM). And a fault code wins over the replicas' order (by name): when
-    "worker 1" exits with 101, "worker 0" stopped for it must not make the fault a plain
-    failure that nobody recovers or explains (SPEC F3)."""
-    if fault_codes is None:
-        fault_codes = set(limits.current().fault_exit_codes)
-    codes = [
-        r.exit_code
-        for r in replicas
-        if r.state == ReplicaState.FAILED and r.exit_code not in (None, 0)
-    ]
-    return next((code for code in codes if code in fault_codes), codes[0] if codes else None)
-
-
-def _diagnose(attempt: Attempt, status: WorkloadStatus):
-    """Why a failed attempt failed: its nodes' state now, the process faults injected
-    there while it ran, its exit code and what the backend says (SPEC F3, seed 003)."""
-    names = nodes_of(attempt)
-    nodes = list(Node.objects.filter(name__in=names).select_related("pool"))
-    facts = probes.facts(nodes)
-    faulty: dict[str, str] = {}
-    for node in nodes:
-        for result in probes.inspect(node, facts[node.name], boards=node.board_count > 0):
-            if result.ok is False:
-                faulty.setdefault(node.name, result.item)
-    process = list(
-        NodeFault.objects.filter(
-            node__name__in=names,
-            kind__in=[FaultKind.KILL, FaultKind.FREEZE],
-            created_at__gte=attempt.created_at,
-        ).values_list("node__name", flat=True)
-    )
-    fault_codes = set(limits.current().fault_exit_codes)
-    exit_code = telling_exit_code(status.replicas, fault_codes)
-    if exit_code is None:  # settled from the row alone (jobs.execution.settle.settle_left)
-        exit_code = attempt.exit_code
-    cause = classify(
-        exit_code=exit_code,
-        fault_codes=fault_codes,
-        node_lost=status.node_lost,
-        hardware=bool(faulty),
-        process=bool(process),
-    )
-    reason = status.reason or "it failed"
-    if cause == Cause.HARDWARE:
-        where = sorted(faulty)
-        check = faulty[where[0]]
-        found = said(
-            gettext_noop("It failed (%(reason)s) with %(what)s on %(nodes)s."),
-            reason=reason,
-            what=check_words(check),
-            nodes=", ".join(where),
-        )
-        return cause, check, where, found
-    if cause == Cause.PROCESS:
-        where = sorted(set(process))
-        found = said(
-            gettext_noop("It failed (%(reason)s): a process on %(nodes)s was killed or frozen."),
-            reason=reason,
-            nodes=", ".join(where),
-        )
-        return cause, "process", where, found
-    if cause == Cause.NODE_LOST:
-        found = said(gettext_noop("It failed: %(reason)s."), reason=reason)
-        return cause, "node-lost", names, found
-    if cause == Cause.EXIT_CODE:
-        found = said(
-            gettext_noop("It exited with %(code)s, a fault exit code (%(reason)s)."),
-            code=exit_code,
-            reason=reason,
-        )
-        return cause, "exit-code", names, found
-    found = said(gettext_noop("Failed: %(reason)s."), reason=reason)
-    return cause, "exit-code", names, found
 
 
 def _recover(job: Job, attempt: Attempt | None, cause, check, nodes, found: Said):
@@ -311,15 +227,11 @@ def _fault_time(attempt: Attempt | None):
     return timezone.now()
 
 
-def requeue(job: Job, decision: Decision, record: FaultRecord | None = None) -> bool:
-    """Put the job back in the queue, ahead of the rest of its priority class (SPEC Q2),
-    at the node count it asked for (an elastic job may get fewer again). Its allocations go
-    back; the admission pass starts it again, with prechecks."""
-    counts = {}
-    if decision.action == Action.RESUME:
-        counts["resumes_used"] = decision.used
-    elif decision.action == Action.RESTART:
-        counts["restarts_used"] = decision.used
+NOT_FAULTS = (Action.SCALE, Action.RECLAIM)
+
+
+def _requeue_words(decision: Decision):
+    """The phase a requeued job passes through, and what its event says."""
     if decision.action == Action.RESTART:
         via = Phase.RESTARTING
         text = gettext_noop(
@@ -332,6 +244,21 @@ def requeue(job: Job, decision: Decision, record: FaultRecord | None = None) -> 
             "Resuming after a fault (resume %(used)s of %(allowed)s): back in the queue, "
             "ahead of the jobs of its priority; it continues from its last checkpoint."
         )
+    elif decision.action == Action.RECLAIM:
+        via = Phase.RESUMING if decision.why == "resume" else Phase.RESTARTING
+        text = (
+            gettext_noop(
+                "Its borrowed boards were reclaimed: back in the queue, ahead of the jobs of its "
+                "priority once the team they went to has started; it continues from its last "
+                "checkpoint."
+            )
+            if decision.why == "resume"
+            else gettext_noop(
+                "Its borrowed boards were reclaimed: back in the queue, ahead of the jobs of its "
+                "priority once the team they went to has started; it starts again from the "
+                "beginning."
+            )
+        )
     else:
         via = Phase.RESUMING
         text = counted(
@@ -341,11 +268,25 @@ def requeue(job: Job, decision: Decision, record: FaultRecord | None = None) -> 
             "priority; it continues from its last checkpoint.",
             "nodes",
         )
+    return via, text
+
+
+def requeue(job: Job, decision: Decision, record: FaultRecord | None = None) -> bool:
+    """Put the job back in the queue, ahead of the rest of its priority class (SPEC Q2),
+    at the node count it asked for (an elastic job may get fewer again). Its allocations go
+    back; the admission pass starts it again, with prechecks."""
+    counts = {}
+    if decision.action == Action.RESUME:
+        counts["resumes_used"] = decision.used
+    elif decision.action == Action.RESTART:
+        counts["restarts_used"] = decision.used
+    via, text = _requeue_words(decision)
     message = said(text, used=decision.used, allowed=decision.allowed, nodes=job.nodes_asked)
     fields = {
         "resubmitted": True,
-        # Q6 counts a fault's resubmission; growing is not one (it waits as long as it must).
-        "resubmitted_at": timezone.now() if decision.action != Action.SCALE else None,
+        # Q6 counts a fault's resubmission; growing and reclaim are none (they wait as long
+        # as they must).
+        "resubmitted_at": None if decision.action in NOT_FAULTS else timezone.now(),
         "nodes_granted": None,  # it asks again for what it asked (jobs.admission.db)
         "spec": None,
         **counts,

@@ -36,7 +36,7 @@ from console import limits
 from console.words import counted, said
 from jobs import lifecycle
 from jobs.backend import attempt_backend
-from jobs.faults import alerts, recovery
+from jobs.faults import alerts, diagnosis, recovery
 from jobs.faults.policy import ISOLATING, Cause
 from jobs.models import Attempt, Job, JobEvent, PerformancePolicy
 from resources.backends.base import BackendError
@@ -243,7 +243,7 @@ def _act(attempt: Attempt, kind: str, value: float, state: dict, caps) -> bool:
     isolated = []
     if policy == PerformancePolicy.RESCHEDULE:
         action = recovery.what_happens(job, cause)
-        nodes = recovery.nodes_of(attempt)
+        nodes = diagnosis.nodes_of(attempt)
         if not recovery.interrupt(attempt, cause, kind, nodes, found):
             return False  # already ending (stopped, expired, another fault): nothing to say
         interrupted = True

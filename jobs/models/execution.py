@@ -23,6 +23,7 @@ class Attempt(models.Model):
         EXPIRY = "expiry", _("duration reached")
         FAULT = "fault", _("interrupted for a fault")
         SCALE = "scale", _("growing to more nodes")
+        RECLAIM = "reclaim", _("its borrowed boards reclaimed")
 
     job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="attempts")
     number = models.PositiveSmallIntegerField()

@@ -235,6 +235,9 @@ class Job(models.Model):
     # Admitted beyond its project's guaranteed boards (SPEC G2): it runs on boards other
     # teams leave idle. Set at each admission.
     borrowing = models.BooleanField(_("on borrowed boards"), default=False, editable=False)
+    # Queued within its project's guarantee while other teams borrow what it needs: since
+    # then boards are reclaimed for it and no other team borrows more (SPEC G2).
+    claiming_since = models.DateTimeField(null=True, blank=True, editable=False)
     started_at = models.DateTimeField(_("started"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     deadline = models.DateTimeField(_("ends at the latest"), null=True, blank=True)

@@ -56,7 +56,8 @@ class QueuedJob:
     ``allowed_pools``, the pools its project may use); None means shared nodes only.
     ``node_names``: when not empty, only those nodes. ``driver``: when set, only nodes with
     that driver version. ``duration``: the most it may run once started (SPEC J21).
-    ``project``: whose quotas it counts against (SPEC G1, :mod:`.quotas`).
+    ``project``: whose quotas it counts against (SPEC G1, :mod:`.quotas`). ``claiming``:
+    boards are being reclaimed for it (SPEC G2): other projects borrow none meanwhile.
     """
 
     id: int
@@ -70,6 +71,7 @@ class QueuedJob:
     driver: int | None = None
     allowed_pools: frozenset[int] = frozenset()
     project: int | None = None
+    claiming: bool = False
 
     def __post_init__(self) -> None:
         if not self.alternatives:

@@ -16,6 +16,11 @@ nobody back (the form refuses it). A job let in counts, under a cap, the most bo
 any of its specs the cap covers (it runs on one of them, unknown yet): so whatever the
 pass then admits, no cap is ever exceeded. A held job gets no reservation and blocks
 nothing: other teams' jobs plan past it.
+
+Borrowing yields to a claim (SPEC G2): while a job of another project waits within its own
+guarantee (it is *claiming*, and the pass reclaims boards for it, jobs.admission.reclaim),
+a project's own cap on that accelerator model and pool holds it to its guarantee instead of
+its maximum, so that no job starts on borrowed boards the claim is waiting for.
 """
 
 from __future__ import annotations
@@ -86,11 +91,38 @@ class Gate:
     used: dict[int, int] = field(default_factory=dict)  # held when the pass began
     # The caps over each project: a job looks at its own only (a queue of thousands).
     by_project: dict[int | None, list[Cap]] = field(default_factory=dict)
+    # (model, pool) -> {project: holder} of the claims waiting there within a guarantee.
+    claims: dict[tuple[int, int | None], dict[int, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for cap in self.caps:
             for project in cap.projects:
                 self.by_project.setdefault(project, []).append(cap)
+
+    def claim(self, job: QueuedJob) -> None:
+        """Count ``job`` (marked claiming) as a claim where it fits its own project's
+        guarantee as things stand."""
+        for cap in self.over(job):
+            if len(cap.projects) == 1 and any(
+                cap.covers(job.project, a, job.pool)
+                and self.used.get(cap.id, 0) + per_node(a) * a.min_nodes <= cap.guaranteed
+                for a in job.alternatives
+            ):
+                self.claims.setdefault((cap.model, job.pool), {})[job.project] = cap.holder
+
+    def yields_to(self, job: QueuedJob, cap: Cap) -> str | None:
+        """The holder of another project's claim that holds ``job`` to ``cap``'s guarantee
+        (its own project's cap only); None when none does."""
+        if len(cap.projects) != 1:
+            return None
+        claims = self.claims.get((cap.model, job.pool), {})
+        return next((holder for project, holder in claims.items() if project != job.project),
+                    None)  # fmt: skip
+
+    def limit(self, job: QueuedJob, cap: Cap) -> int:
+        """The most ``cap`` lets its projects hold for ``job``: its maximum, or its
+        guarantee while another project's claim waits there."""
+        return cap.guaranteed if self.yields_to(job, cap) is not None else cap.maximum
 
     def over(self, job: QueuedJob) -> list[Cap]:
         return self.by_project.get(job.project, [])
@@ -109,7 +141,7 @@ class Gate:
             if each and cap.covers(job.project, alternative, job.pool):
                 if cap.id in self.closed:
                     return 0
-                fit = min(fit, (cap.maximum - self.taken[cap.id]) // each)
+                fit = min(fit, (self.limit(job, cap) - self.taken[cap.id]) // each)
         return max(fit, 0)
 
     def fitted(self, job: QueuedJob) -> QueuedJob | None:
@@ -136,22 +168,23 @@ class Gate:
             for cap in self.over(job):
                 if n and cap.covers(job.project, alternative, job.pool):
                     ever = n <= cap.maximum
-                    now = (
-                        ever and cap.id not in self.closed and self.taken[cap.id] + n <= cap.maximum
-                    )
+                    limit = self.limit(job, cap)
+                    now = ever and cap.id not in self.closed and self.taken[cap.id] + n <= limit
                     if not now:
                         blocking.append((ever, cap, n))
                         break
         ever = [(cap, n) for possible, cap, n in blocking if possible]
         if ever:
             cap, n = ever[0]
-            return cap, self._reason(cap, n, behind=cap.id in self.closed)
+            return cap, self._reason(job, cap, n, behind=cap.id in self.closed)
         _possible, cap, n = blocking[0]
-        return None, self._reason(cap, n)
+        return None, self._reason(job, cap, n)
 
-    def _reason(self, cap: Cap, n: int, *, behind: bool = False) -> HeldForQuota:
+    def _reason(self, job: QueuedJob, cap: Cap, n: int, *, behind: bool = False) -> HeldForQuota:
         taken = self.taken[cap.id]
-        return HeldForQuota(cap.holder, cap.model, cap.pool, cap.maximum, taken, n, behind)
+        yields = "" if behind else (self.yields_to(job, cap) or "")
+        return HeldForQuota(cap.holder, cap.model, cap.pool, cap.maximum, taken, n, behind,
+                            guaranteed=cap.guaranteed, yields_to=yields)  # fmt: skip
 
     def admit(self, job: QueuedJob) -> bool:
         """Let ``job`` in on the specs (and, elastic, the nodes) that fit its caps, counting
@@ -178,6 +211,10 @@ def gate(queue: Iterable[QueuedJob], caps: Iterable[Cap], used: Mapping[int, int
     if not caps:
         result.plannable = list(queue)
         return result
+    queue = list(queue)
+    for job in queue:
+        if job.claiming:
+            result.claim(job)
     for job in queue:
         result.admit(job)
     return result

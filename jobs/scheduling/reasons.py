@@ -23,7 +23,9 @@ class HeldForQuota:
     ``model`` boards (in ``pool``; None: on every node) has ``taken`` of its ``maximum``
     held now or asked by jobs ahead of it, and this job asks ``asks`` more. In eighths of
     a board. ``behind``: a job ahead of it under the same maximum waits for it first
-    (first come, first served within a team), whatever room there is."""
+    (first come, first served within a team), whatever room there is. ``yields_to``: the
+    holder of another project's claim within its guarantee, which holds this team to its
+    ``guaranteed`` boards meanwhile (SPEC G2: borrowing yields to a guarantee)."""
 
     holder: str
     model: int
@@ -32,6 +34,8 @@ class HeldForQuota:
     taken: int
     asks: int
     behind: bool = False
+    guaranteed: int = 0
+    yields_to: str = ""
 
     @property
     def never(self) -> bool:
@@ -90,6 +94,11 @@ def words(reason: Reason | None) -> str:
             return (
                 f"can never start: it asks {asks / 8:g} boards, "
                 f"{holder}'s maximum is {maximum / 8:g}"
+            )
+        case HeldForQuota(holder=holder, guaranteed=guaranteed, yields_to=claim) if claim:
+            return (
+                f"held: {holder} may not borrow beyond its guarantee ({guaranteed / 8:g} "
+                f"boards) while {claim} waits within its own"
             )
         case HeldForQuota(holder=holder, maximum=maximum, behind=True):
             return (

@@ -39,6 +39,7 @@ def context_for(form: DraftForm, user, project) -> dict:
         "spec_name": name,
         "first_spec_id": draft.alternatives[0].spec_id,
         "resume_caveat": caveat,
+        "resumes": bool(form.cleaned_data.get("resume_enabled")),
     }
 
 

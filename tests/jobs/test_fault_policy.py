@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from jobs.faults.policy import ISOLATING, Action, Cause, Options, classify, decide
 
-FAULTS = [c for c in Cause if c not in (Cause.CODE, Cause.SCALE_UP)]
+FAULTS = [c for c in Cause if c not in (Cause.CODE, Cause.SCALE_UP, Cause.RECLAIM)]
 
 options = st.builds(
     Options,
@@ -32,6 +32,10 @@ def test_counts_are_never_exceeded_and_only_grow_by_one(opts, cause):
         assert decision.used == opts.restarts_used + 1 <= opts.max_restarts
     elif decision.action == Action.SCALE:
         assert cause == Cause.SCALE_UP and decision.used == opts.resumes_used
+    elif decision.action == Action.RECLAIM:
+        assert cause == Cause.RECLAIM
+        assert decision.used == (opts.resumes_used if opts.resume else
+                                 opts.restarts_used if opts.restart else 0)  # fmt: skip
     else:
         assert decision.action == Action.ERROR
 
@@ -90,3 +94,12 @@ def test_every_combination_of_classification_inputs():
 def test_a_scale_up_uses_no_count_and_isolates_nothing():
     decision = decide(Options(resume=True, max_resumes=1, resumes_used=1), Cause.SCALE_UP)
     assert decision.action == Action.SCALE and decision.used == 1 and not decision.isolate
+
+
+@given(options)
+def test_a_reclaim_always_requeues_uses_no_count_and_isolates_nothing(opts):
+    """SPEC G2: not a fault of the job's. With checkpoint resume it continues from its
+    checkpoint, else it starts again, even with no recovery asked or every one used."""
+    decision = decide(opts, Cause.RECLAIM)
+    assert decision.action == Action.RECLAIM and not decision.isolate
+    assert decision.why == ("resume" if opts.resume else "restart")

@@ -8,7 +8,7 @@ import pytest
 
 from console import limits
 from jobs.execution import stopping
-from jobs.faults import inspection, recovery
+from jobs.faults import diagnosis, inspection
 from jobs.models import Attempt, FaultRecord, JobEvent, Phase
 from resources.backends.base import ReplicaState, ReplicaStatus
 from resources.inventory import faults
@@ -219,10 +219,10 @@ def test_the_telling_exit_code_is_a_failed_replicas_fault_code_first():
     deleted = ReplicaStatus("worker-0", ReplicaState.FAILED, 143)
     stopped = ReplicaStatus("worker-0", ReplicaState.STOPPED, 143)
     faulty = ReplicaStatus("worker-1", ReplicaState.FAILED, 101)
-    assert recovery.telling_exit_code([deleted, faulty], {101}) == 101
-    assert recovery.telling_exit_code([stopped, faulty], {101}) == 101
-    assert recovery.telling_exit_code([deleted, faulty], {7}) == 143
-    assert recovery.telling_exit_code([stopped], {101}) is None
+    assert diagnosis.telling_exit_code([deleted, faulty], {101}) == 101
+    assert diagnosis.telling_exit_code([stopped, faulty], {101}) == 101
+    assert diagnosis.telling_exit_code([deleted, faulty], {7}) == 143
+    assert diagnosis.telling_exit_code([stopped], {101}) is None
 
 
 def test_a_requeued_job_goes_ahead_of_its_priority_class(alice, vision, run_cluster):

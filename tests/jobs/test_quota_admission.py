@@ -104,7 +104,9 @@ def test_a_draft_asking_more_than_the_maximum_is_refused(client, alice, a100, jo
     assert not Job.objects.filter(name="too-big").exists()
 
 
-def test_the_form_says_a_job_would_start_on_borrowed_boards(client, alice, vision, a100, job_post):
+def test_the_form_says_a_job_would_start_on_borrowed_boards(
+    client, alice, vision, a100, inventory, job_post
+):
     Quota.objects.create(
         project=vision, accelerator_model=a100, guaranteed=Decimal(2), maximum=Decimal(8)
     )
@@ -117,3 +119,9 @@ def test_the_form_says_a_job_would_start_on_borrowed_boards(client, alice, visio
         "On borrowed boards: with it, Vision holds 4 A100 boards, beyond its guarantee of 2."
         in beyond.decode()
     )
+    # And what happens if a team needs them back (SPEC G2), by the draft's recovery option.
+    assert "starts again from the beginning later: turn on checkpoint resume" in beyond.decode()
+    resuming = job_post(specs=[spec(a100, 4).pk], resume_enabled="on", max_resumes="1",
+                        pool=inventory["pool"].pk)  # fmt: skip
+    said = client.post("/jobs/new/predict/", resuming).content.decode()
+    assert "waits in the queue, and continues from its last checkpoint" in said, said

@@ -21,6 +21,7 @@ from django.utils import translation
 from console.busy import unavailable
 from jobs.admission.admit import admission_pass
 from jobs.admission.state import load
+from jobs.faults.reclaim import reclaim
 from jobs.models import Job
 from jobs.scheduling import passes
 from resources.models import Allocation, NodeSpec
@@ -76,6 +77,8 @@ class Command(BaseCommand):
 
     def _run(self) -> list[str]:
         result = admission_pass()
+        if result.ran:
+            reclaim()  # as the worker's pass does (SPEC G2)
         if not result.ran:
             return ["Another admission pass is running just now: this one did nothing."]
         held = Counter(

@@ -1,0 +1,242 @@
+"""Reclaim (SPEC G2), the database side: after each admission pass (jobs.tasks.admit), the
+queued jobs that wait within their project's guarantee while other teams run on borrowed
+boards (*claims*), and the borrowers stopped for them (the rule is jobs.scheduling.reclaim's).
+
+A claim is marked (``Job.claiming_since``): while it waits, no other team borrows more of
+that accelerator model and pool (jobs.scheduling.quotas), so what its victims free is its
+own. Each victim is interrupted like an elastic job that grows (jobs.faults.recovery): the
+checkpoint signal, its graceful time, then back in the queue, resuming from its checkpoint
+with checkpoint resume, else starting again; its event names the team and the job it
+yielded to, and the claim's own event names its victims. A claim that no set of borrowers
+would let start is not marked: nobody is stopped for nothing.
+
+It runs under the admission pass's lock, so two workers never choose victims at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from datetime import datetime
+from math import ceil
+
+from django.db.models import Sum
+from django.utils import timezone
+from django.utils.translation import gettext_noop
+
+from console.words import counted, said
+from jobs import lifecycle
+from jobs.admission.db import exclusive
+from jobs.admission.state import State, epoch, load
+from jobs.faults import diagnosis, recovery
+from jobs.faults.policy import Cause
+from jobs.models import Attempt, Job, Phase
+from jobs.scheduling import passes
+from jobs.scheduling.core import order
+from jobs.scheduling.data import QueuedJob
+from jobs.scheduling.quotas import EIGHTHS, Cap, per_node
+from jobs.scheduling.reclaim import Borrower, Claim, candidates, victims
+from resources.models import AcceleratorModel, Allocation
+
+log = logging.getLogger(__name__)
+
+# Claims looked at per pass, first in queue order: each costs a few plans of the jobs ahead
+# of it. The others wait their turn (a pass comes every few seconds).
+MAX_CLAIMS = 3
+
+
+def reclaim(now: datetime | None = None) -> list[int]:
+    """One look at the claims; returns the ids of the attempts interrupted for them."""
+    borrowing = Job.objects.filter(phase=Phase.RUNNING, borrowing=True).exists()
+    marked = Job.objects.filter(phase=Phase.QUEUED, claiming_since__isnull=False)
+    if not borrowing:
+        marked.update(claiming_since=None)  # nobody borrows: nothing to claim back
+        return []
+    with exclusive() as taken:
+        if not taken:
+            return []
+        return _reclaim(load(now), now or timezone.now())
+
+
+def _reclaim(state: State, now: datetime) -> list[int]:
+    own = [cap for cap in state.caps if len(cap.projects) == 1]
+    borrowers, attempts, stopping = _borrowers()
+    scopes = {(b.model, b.pool, b.project) for b in borrowers}
+    # What each project's guarantee has left, for its queued jobs in queue order: a job
+    # beyond it is no claim (it would borrow), and a claim nobody can help gives its share
+    # back to the team's next job.
+    room = {cap.id: cap.guaranteed - state.used.get(cap.id, 0) for cap in own}
+    interrupted: list[int] = []
+    kept: set[int] = set()
+    later: set[int] = set()
+    gone = set(stopping)
+    for job in order(state.queue):
+        within = _within(job, own, room)
+        if within is None:
+            continue
+        cap, need = within
+        if not any(m == cap.model and p == job.pool and o != job.project for m, p, o in scopes):
+            room[cap.id] -= need  # nobody borrows there: it starts as things stand
+            continue
+        if len(kept) + len(later) >= MAX_CLAIMS:
+            later.add(job.id)  # its turn comes in a later pass; its mark stays as it is
+            room[cap.id] -= need
+            continue
+        claim = Claim(job.id, job.project, cap.model, job.pool)
+        chosen = _victims(state, job, claim, own, borrowers, frozenset(gone))
+        if chosen is None:
+            continue
+        room[cap.id] -= need
+        kept.add(job.id)
+        if chosen:
+            gone |= {b.id for b in chosen}
+            interrupted += _stop(job, claim, chosen, attempts, state, own)
+    unmark = [q.id for q in state.queue if q.claiming and q.id not in kept | later]
+    Job.objects.filter(pk__in=unmark, phase=Phase.QUEUED).update(claiming_since=None)
+    Job.objects.filter(pk__in=kept, phase=Phase.QUEUED, claiming_since__isnull=True).update(
+        claiming_since=now
+    )
+    return interrupted
+
+
+def _within(job: QueuedJob, own: list[Cap], room: dict[int, int]) -> tuple[Cap, int] | None:
+    """The project's own cap ``job`` fits within the guarantee of, and what it needs there
+    (at its elastic minimum); None when no spec of it does."""
+    for alternative in job.alternatives:
+        cap = next((c for c in own if c.covers(job.project, alternative, job.pool)), None)
+        need = per_node(alternative) * alternative.min_nodes
+        if cap is not None and need and need <= room[cap.id]:
+            return cap, need
+    return None
+
+
+def _victims(state: State, job, claim: Claim, own, borrowers, gone: frozenset):
+    """The borrowers to stop for ``claim`` (() when those stopping already do; None when
+    no run of them would let it start)."""
+    held, guaranteed = _standing(state, own, claim)
+    ordered = candidates(claim, borrowers, held, guaranteed, gone)
+    found = victims(ordered, lambda ids: _starts(state, job, borrowers, ids | gone))
+    if found is None:
+        return None
+    return [b for b in ordered if b.id in found]
+
+
+def _borrowers() -> tuple[list[Borrower], dict[int, Attempt], set[int]]:
+    """The running borrowers whose attempt runs and may be stopped, their attempts, and the
+    jobs whose reclaim is under way (stopping: what they hold is as good as free)."""
+    live = Attempt.objects.filter(
+        ended_at__isnull=True, subtask__isnull=True, job__phase=Phase.RUNNING
+    )
+    stopping = set(
+        live.filter(stop_cause=Attempt.StopCause.RECLAIM).values_list("job_id", flat=True)
+    )
+    attempts = {
+        a.job_id: a
+        for a in live.filter(
+            state=Attempt.State.RUNNING, stop_cause="", job__borrowing=True
+        ).select_related("job")
+    }
+    rows = (
+        Allocation.objects.live()
+        .filter(
+            holder_kind=Allocation.Holder.JOB, holder_id__in=[*attempts, *stopping], boards__gt=0
+        )
+        .values("holder_id", "node__accelerator_model", "pool", "project")
+        .annotate(boards=Sum("boards"))
+        .order_by("-boards")
+    )
+    borrowers, seen = [], set()
+    for row in rows:
+        job_id = row["holder_id"]
+        if job_id in seen or row["project"] is None:
+            continue
+        seen.add(job_id)
+        attempt = attempts.get(job_id)
+        job = attempt.job if attempt else None
+        borrowers.append(
+            Borrower(
+                id=job_id,
+                project=row["project"],
+                priority=job.priority if job else 0,
+                started_at=epoch(job.started_at or job.admitted_at) if job else 0.0,
+                model=row["node__accelerator_model"],
+                pool=row["pool"],
+                holds=ceil(row["boards"] * EIGHTHS),
+            )
+        )
+    return borrowers, attempts, stopping
+
+
+def _standing(state: State, own: list[Cap], claim: Claim) -> tuple[dict, dict]:
+    """Eighths each project holds now, and is guaranteed, of the claim's model and pool."""
+    held, guaranteed = {}, {}
+    for cap in own:
+        if cap.model == claim.model and cap.pool in (None, claim.pool):
+            (project,) = cap.projects
+            held[project] = state.used.get(cap.id, 0)
+            guaranteed[project] = cap.guaranteed
+    return held, guaranteed
+
+
+def _starts(state: State, job: QueuedJob, borrowers: list[Borrower], gone: frozenset) -> bool:
+    """Whether ``job``, claiming, would be admitted now with the jobs ``gone`` stopped:
+    planned after the jobs ahead of it, as the next pass would."""
+    claiming = replace(job, claiming=True)
+    ahead = [q for q in state.queue if q.queue_key < job.queue_key]
+    kept = {q.id: state.committed[q.id] for q in ahead if q.id in state.committed}
+    running = [r for r in state.running if r.id not in gone]
+    used = dict(state.used)
+    for b in (b for b in borrowers if b.id in gone):
+        for cap in state.caps:
+            if b.project in cap.projects and cap.model == b.model and cap.pool in (None, b.pool):
+                used[cap.id] = used.get(cap.id, 0) - b.holds
+    plan = passes.schedule(state.nodes, running, [*ahead, claiming], state.now, kept,
+                           caps=state.caps, used=used)  # fmt: skip
+    return any(admission.job_id == job.id for admission in plan.admissions)
+
+
+def _stop(job, claim: Claim, chosen: list[Borrower], attempts, state: State, own) -> list[int]:
+    """Interrupt the victims for ``claim``, with events on both sides."""
+    holders = {next(iter(cap.projects)): cap for cap in own}
+    model = AcceleratorModel.objects.filter(pk=claim.model).values_list("name", flat=True).first()
+    mine = holders.get(claim.project)
+    stopped = []
+    for victim in chosen:
+        theirs = holders.get(victim.project)
+        message = said(
+            gettext_noop(
+                "Its %(model)s boards are reclaimed for %(claimant)s, whose job %(job)s waits "
+                "within its guarantee; %(holder)s runs beyond its own guarantee of %(own)s."
+            ),
+            claimant=mine.holder if mine else "",
+            job=state.names.get(job.id, job.id),
+            model=model or "",
+            holder=theirs.holder if theirs else "",
+            own=f"{(theirs.guaranteed if theirs else 0) / EIGHTHS:g}",
+        )
+        attempt = attempts[victim.id]
+        if recovery.interrupt(attempt, Cause.RECLAIM, "reclaim", diagnosis.nodes_of(attempt),
+                              message):  # fmt: skip
+            log.info("job %s stops: its boards go to job %s", victim.id, job.id)
+            stopped.append(attempt)
+    if stopped:
+        names = ", ".join(a.job.name for a in stopped)
+        teams = ", ".join(dict.fromkeys(holders[b.project].holder for b in chosen
+                                        if b.project in holders))  # fmt: skip
+        lifecycle.record(
+            Job.objects.get(pk=job.id),
+            said(
+                counted(
+                    "Reclaiming boards for it: %(n)s job of %(teams)s on borrowed boards stops "
+                    "(%(jobs)s); it starts once its boards are free.",
+                    "Reclaiming boards for it: %(n)s jobs of %(teams)s on borrowed boards stop "
+                    "(%(jobs)s); it starts once their boards are free.",
+                    "n",
+                ),
+                n=len(stopped),
+                teams=teams,
+                jobs=names,
+            ),
+            item="reclaim",
+        )
+    return [a.pk for a in stopped]
