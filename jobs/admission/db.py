@@ -34,7 +34,7 @@ from jobs.admission.state import (
     reservation_to_json,
     seen,
 )
-from jobs.admission.words import Names, borrowed_text, say, to_json
+from jobs.admission.words import Names, admitted_borrowing, say, to_json
 from jobs.models import Phase
 from jobs.scheduling import passes
 from jobs.scheduling.data import Reservation
@@ -269,7 +269,7 @@ def _move(admission, state: State, spec_names, borrowed: dict[int, Borrowed], na
     )
     lent = borrowed.get(admission.job_id)
     if lent is not None:
-        message = f"{message} {borrowed_text(lent, names)}"
+        message = admitted_borrowing(message, lent, names)
     fields = {
         "spec_id": admission.spec_id,
         # The pass's own moment, not the write's: a running job's end is planned from it

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_noop, ngettext
 
+from console.words import Said, said
 from jobs.scheduling.quotas import Borrowed
 from jobs.scheduling.reasons import (
     HeldForQueue,
@@ -21,6 +22,7 @@ from resources.placement.words import Names, never_text, rule_text, shortfall_te
 
 __all__ = [
     "Names",
+    "admitted_borrowing",
     "borrowed_text",
     "from_json",
     "quota_text",
@@ -128,20 +130,33 @@ def quota_text(reason: HeldForQuota, names: Names, *, lead: bool = True) -> str:
     )
 
 
-def borrowed_text(lent: Borrowed, names: Names) -> str:
-    """SPEC G2: an admission beyond its project's guarantee, in the site's words."""
-    values = {
+BORROWED = gettext_noop(
+    "On borrowed boards: with it, %(holder)s holds %(holds)s %(model)s boards, beyond its "
+    "guarantee of %(guaranteed)s."
+)
+
+
+def _borrowed_values(lent: Borrowed, names: Names) -> dict:
+    return {
         "holder": lent.holder,
         "model": names.model(lent.model),
         "holds": f"{lent.holds / 8:g}",
         "guaranteed": f"{lent.guaranteed / 8:g}",
     }
-    return (
-        _(
-            "On borrowed boards: with it, %(holder)s holds %(holds)s %(model)s boards, beyond its "
-            "guarantee of %(guaranteed)s."
-        )
-        % values
+
+
+def borrowed_text(lent: Borrowed, names: Names) -> str:
+    """SPEC G2: an admission beyond its project's guarantee, in the active language."""
+    return _(BORROWED) % _borrowed_values(lent, names)
+
+
+def admitted_borrowing(admitted: Said, lent: Borrowed, names: Names) -> Said:
+    """An admission event's message with what it borrows, kept to be worded in each
+    reader's language."""
+    return said(
+        gettext_noop("%(admitted)s %(borrowed)s"),
+        admitted=admitted,
+        borrowed=said(BORROWED, **_borrowed_values(lent, names)),
     )
 
 

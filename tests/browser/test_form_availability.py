@@ -171,3 +171,7 @@ def test_a_change_made_while_the_panel_asks_is_not_lost(tab, demo):
     expect(half).to_have_attribute("data-state", "never")
     expect(answers.locator("[data-spec=gpu-1]")).to_have_count(0)
     shots(tab, "form-availability-after-held-answer")
+    # The held request may be given up for the newer one (htmx then logs its abort as an
+    # error): that is this test's own doing, not the page's.
+    tab.errors[:] = [e for e in tab.errors
+                     if not e.startswith(("htmx:sendAbort,", "htmx:afterRequest,"))]  # fmt: skip

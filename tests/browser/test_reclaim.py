@@ -70,6 +70,7 @@ def test_a_borrower_is_reclaimed_and_its_page_says_by_whom(
     p.click("[data-testid=language-switcher] >> text=简体中文")
     expect(events).to_contain_text("其 Demo-GPU 板卡被收回给 Speech")
     expect(events).to_contain_text("其借用的板卡已被收回")
+    expect(events).to_contain_text("使用借用的板卡：加上它，Vision 占用 2 块")  # its admission
     page.shot("reclaimed-borrower-zh")
 
     p.context.clear_cookies()

@@ -189,3 +189,65 @@ def test_a_pass_admits_the_claim_once_its_victims_are_gone_and_not_the_borrower_
     after = schedule(nodes, [within], [claim, requeued], 10.0, caps=CAPS, used={1: 32})
     assert [a.job_id for a in after.admissions] == [3]
     assert after.quota.held[2].yields_to == "speech"
+
+
+@st.composite
+def shared_clusters(draw):
+    """Nodes of 1-4 one-board slots; three teams whose guarantees the cluster holds (not
+    overcommitted); running one-board jobs placed in start order, each marked borrowing when
+    its team then held more than its guarantee; a one-board claim of a team below its
+    guarantee."""
+    sizes = draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    capacity = sum(sizes)
+    guarantees = draw(st.lists(st.integers(0, capacity), min_size=3, max_size=3).filter(
+        lambda g: sum(g) <= capacity))  # fmt: skip
+    slots = [(node, slot) for node, size in enumerate(sizes, 1) for slot in range(size)]
+    teams = draw(st.lists(st.integers(1, 3), max_size=len(slots)))
+    held = dict.fromkeys((1, 2, 3), 0)
+    running, borrowers = [], []
+    for i, (team, (node, slot)) in enumerate(zip(teams, slots, strict=False), 1):
+        held[team] += 1
+        running.append(RunningJob(i, 10_000.0, (Placement(node, 100, 100, (slot,)),)))
+        if held[team] > guarantees[team - 1]:
+            borrowers.append(Borrower(i, team, draw(st.integers(0, 1)), float(i), GPU, None,
+                                      EIGHTHS))  # fmt: skip
+    below = [t for t in (1, 2, 3) if held[t] < guarantees[t - 1]]
+    claimant = draw(st.sampled_from(below)) if below else None
+    return sizes, guarantees, running, borrowers, held, claimant
+
+
+@given(shared_clusters())
+def test_a_claim_within_its_guarantee_always_gets_its_board_and_only_borrowers_stop(cluster):
+    """SPEC G2's promise, with the admission model itself as the judge: whenever a team is
+    below its guarantee and the guarantees fit the cluster, some run of borrowers frees a
+    board its job starts on in the next pass; every victim was admitted beyond its team's
+    guarantee, and no team is left below its own."""
+    sizes, guarantees, running, borrowers, held, claimant = cluster
+    if claimant is None:
+        return
+    nodes = [SchedNode(NodeState(n, f"n{n}", 64000, 262144, size, 1, GPU))
+             for n, size in enumerate(sizes, 1)]  # fmt: skip
+    caps = [Cap(t, f"team-{t}", frozenset({t}), GPU, None, NO_MAXIMUM, g * EIGHTHS)
+            for t, g in zip((1, 2, 3), guarantees, strict=True)]  # fmt: skip
+    used = {t: n * EIGHTHS for t, n in held.items()}
+    claim_job = replace(job(100, boards=1, project=claimant, at=50), claiming=True)
+
+    def starts(gone: frozenset) -> bool:
+        left = [r for r in running if r.id not in gone]
+        freed = {t: used[t] - EIGHTHS * sum(1 for b in borrowers if b.id in gone
+                                            and b.project == t) for t in used}  # fmt: skip
+        plan = schedule(nodes, left, [claim_job], 100.0, caps=caps, used=freed)
+        return any(a.job_id == 100 for a in plan.admissions)
+
+    guaranteed = {t: g * EIGHTHS for t, g in zip((1, 2, 3), guarantees, strict=True)}
+    claim = Claim(100, claimant, GPU, None)
+    ordered = candidates(claim, borrowers, used, guaranteed)
+    chosen = victims(ordered, starts)
+    assert chosen is not None
+    assert starts(frozenset(chosen))
+    borrowed = {b.id for b in borrowers}
+    assert set(chosen) <= borrowed
+    for team in (1, 2, 3):
+        lost = sum(1 for b in borrowers if b.id in chosen and b.project == team)
+        if lost:
+            assert team != claimant and held[team] - lost >= guarantees[team - 1]
