@@ -48,9 +48,8 @@ MAX_CLAIMS = 3
 def reclaim(now: datetime | None = None) -> list[int]:
     """One look at the claims; returns the ids of the attempts interrupted for them."""
     borrowing = Job.objects.filter(phase=Phase.RUNNING, borrowing=True).exists()
-    marked = Job.objects.filter(phase=Phase.QUEUED, claiming_since__isnull=False)
-    if not borrowing:
-        marked.update(claiming_since=None)  # nobody borrows: nothing to claim back
+    marked = Job.objects.filter(phase=Phase.QUEUED, claiming_since__isnull=False).exists()
+    if not borrowing and not marked:
         return []
     with exclusive() as taken:
         if not taken:
@@ -75,7 +74,11 @@ def _reclaim(state: State, now: datetime) -> list[int]:
         if within is None:
             continue
         cap, need = within
-        if not any(m == cap.model and p == job.pool and o != job.project for m, p, o in scopes):
+        # A claim stays one until it starts, even once its victims are gone: else their
+        # jobs, back in the queue, could borrow its boards again before it starts.
+        contested = any(m == cap.model and p == job.pool and o != job.project
+                        for m, p, o in scopes)  # fmt: skip
+        if not contested and not job.claiming:
             room[cap.id] -= need  # nobody borrows there: it starts as things stand
             continue
         if len(kept) + len(later) >= MAX_CLAIMS:

@@ -119,6 +119,11 @@ def test_a_borrower_yields_its_boards_to_a_job_within_its_team_guarantee(
         "checkpoint.",
         "In the queue again.",
     ]
+    # With its victim gone nobody borrows there, but the claim stays one until it starts:
+    # else the victim, back at the head of its priority, could take the board back first.
+    assert reclaim() == []
+    claim.refresh_from_db()
+    assert claim.claiming_since is not None
     # The next pass starts the claim; the borrower waits for it, and so does vision's new job.
     assert [a.job_id for a in admit_and_launch()] == [claim.pk]
     borrower.refresh_from_db()
