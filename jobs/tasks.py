@@ -24,7 +24,7 @@ def admit() -> None:
     from jobs.faults.reclaim import reclaim
 
     result = admission_pass()
-    if result.ran:
+    if result.ran and not result.quiet:  # a quiet pass changed nothing: neither would it
         reclaim()
     if result.admitted:
         log.info("admitted %s", result.admitted)

@@ -53,6 +53,7 @@ class PassResult:
     ran: bool
     admitted: list[int] = field(default_factory=list)
     queued: int = 0
+    quiet: bool = False  # skipped: nothing it rests on changed since the last full pass
 
 
 def prune_queue_changes(minutes: int = 10) -> None:
@@ -137,7 +138,7 @@ def run_pass(now: datetime | None = None) -> PassResult:
     try:
         quiet = _still_quiet(epoch(now or timezone.now()))
         if quiet is not None:
-            return PassResult(ran=True, queued=quiet.queued)
+            return PassResult(ran=True, queued=quiet.queued, quiet=True)
         _quiet = None
         state, snapshot, last = load_consistent(now)
         result = state.plan(passes.schedule, previous=_previous)

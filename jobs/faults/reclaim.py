@@ -37,6 +37,7 @@ from jobs.scheduling.data import QueuedJob
 from jobs.scheduling.quotas import EIGHTHS, Cap, per_node
 from jobs.scheduling.reclaim import Borrower, Claim, candidates, victims
 from resources.models import AcceleratorModel, Allocation
+from resources.placement.answer import fit_now
 
 log = logging.getLogger(__name__)
 
@@ -114,14 +115,38 @@ def _within(job: QueuedJob, own: list[Cap], room: dict[int, int]) -> tuple[Cap, 
 
 
 def _victims(state: State, job, claim: Claim, own, borrowers, gone: frozenset):
-    """The borrowers to stop for ``claim`` (() when those stopping already do; None when
-    no run of them would let it start)."""
+    """The borrowers to stop for ``claim`` ([] when those stopping already free enough;
+    None when no run of them would let it start).
+
+    The shortest run is searched with the cheap test (does it fit on what is free once they
+    have gone?); the admission model then confirms it with one plan of the jobs ahead of
+    the claim, which may take that room first: a deep queue costs one plan, not a plan per
+    step of the search."""
     held, guaranteed = _standing(state, own, claim)
     ordered = candidates(claim, borrowers, held, guaranteed, gone)
-    found = victims(ordered, lambda ids: _starts(state, job, borrowers, ids | gone))
+    found = victims(ordered, lambda ids: _fits_now(state, job, ids | gone))
     if found is None:
         return None
+    if found and not _starts(state, job, borrowers, frozenset(found) | gone):
+        return None
     return [b for b in ordered if b.id in found]
+
+
+def _fits_now(state: State, job: QueuedJob, gone: frozenset) -> bool:
+    """Whether ``job`` fits on the resources free now once the jobs ``gone`` have left."""
+    nodes = [replace(n, state=replace(n.state, used_slots=set(n.state.used_slots), _free=None))
+             for n in state.nodes]  # fmt: skip
+    by_id = {node.state.id: node.state for node in nodes}
+    for running in state.running:
+        if running.id in gone:
+            continue
+        for placement in running.holdings:
+            node = by_id.get(placement.node_id)
+            if node is not None:
+                node.cpu_used += placement.cpu
+                node.memory_used += placement.memory
+                node.used_slots.update(placement.slots)
+    return any(fit_now(nodes, job, a.demand) >= a.min_nodes for a in job.alternatives)
 
 
 def _borrowers() -> tuple[list[Borrower], dict[int, Attempt], set[int]]:

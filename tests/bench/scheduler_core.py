@@ -175,6 +175,48 @@ def _with_quotas(nodes, busy, jobs, now, rng) -> list[tuple[str, str]]:
     ]
 
 
+def _reclaim(nodes, busy, jobs, now, rng) -> list[tuple[str, str]]:
+    """SPEC G2 at scale: a job of a team below its guarantee asking a whole node, behind
+    half of the 10,000 queued, while 40 other teams run the busy cluster's jobs beyond a
+    guarantee of nothing: how long choosing its victims takes (jobs.faults.reclaim), the
+    admission model's confirmation included."""
+    from jobs.admission.state import State
+    from jobs.faults.reclaim import _victims
+    from jobs.scheduling.reclaim import Borrower, Claim
+
+    by_id = {node.state.id: node for node in nodes}
+    model = MODELS[0]
+    borrowers = []
+    for job in busy:
+        node = by_id[job.holdings[0].node_id]
+        if node.pool is None and node.state.model == model:
+            boards = sum(len(p.slots) for p in job.holdings) * EIGHTHS // node.state.slices
+            borrowers.append(Borrower(job.id, 1 + rng.randrange(40), rng.choice([0, 1]),
+                                      rng.uniform(0, now), model, None, boards))  # fmt: skip
+    caps = [Cap(p, f"p{p}", frozenset({p}), model, None, 1 << 62, 0) for p in range(1, 41)]
+    caps.append(Cap(0, "p0", frozenset({0}), model, None, 1 << 62, 64 * EIGHTHS))
+    used = {cap.id: sum(b.holds for b in borrowers if b.project == cap.id) for cap in caps}
+    ordered = order(jobs)
+    one = Alternative(0, Demand(96_000, 768 * 1024, boards=8, model=model), 1)
+    # On the nodes the borrowers run on, so that only their going frees a whole node.
+    taken = frozenset(by_id[j.holdings[0].node_id].state.name for j in busy
+                      if j.id in {b.id for b in borrowers})  # fmt: skip
+    claim = replace(ordered[len(ordered) // 2], alternatives=(one,), project=0, pool=None,
+                    node_names=taken)  # fmt: skip
+    state = State(now, nodes, busy, [claim if q.id == claim.id else q for q in jobs], {},
+                  caps=caps, used=used)  # fmt: skip
+    started = time.perf_counter()
+    chosen = _victims(state, claim, Claim(claim.id, 0, model, None), caps, borrowers,
+                      frozenset())  # fmt: skip
+    took = time.perf_counter() - started
+    return [
+        (
+            f"reclaim: a claim behind 5,000 queued, {len(borrowers)} borrowers",
+            f"{took:.2f} s ({'none' if chosen is None else len(chosen)} stopped)",
+        )
+    ]
+
+
 def bench() -> list[tuple[str, str]]:
     """Measure, print and return (label, figure) pairs."""
     rng = random.Random(7)
@@ -192,6 +234,7 @@ def bench() -> list[tuple[str, str]]:
     result = passes.schedule(nodes, busy, jobs, now)
     figures.append(("plan: 10,000 queued jobs", f"{time.perf_counter() - started:.1f} s"))
     figures += _with_quotas(nodes, busy, jobs, now, random.Random(11))
+    figures += _reclaim(nodes, busy, jobs, now, random.Random(13))
     times = []
     for _ in range(200):
         draft = replace(queue(1, rng, now)[0], id=0, submitted_at=now)

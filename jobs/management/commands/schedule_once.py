@@ -77,7 +77,7 @@ class Command(BaseCommand):
 
     def _run(self) -> list[str]:
         result = admission_pass()
-        if result.ran:
+        if result.ran and not result.quiet:
             reclaim()  # as the worker's pass does (SPEC G2)
         if not result.ran:
             return ["Another admission pass is running just now: this one did nothing."]
