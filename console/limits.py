@@ -21,7 +21,7 @@ CACHE_KEY = "platform-limits:v1"
 @dataclass(frozen=True)
 class Limit:
     name: str
-    kind: str  # "int", "bool", "int_list" or "choices"
+    kind: str  # "int", "bool", "int_list", "choice" (one of) or "choices" (several)
     default: Any
     label: Promise | str
     help: Promise | str
@@ -39,6 +39,8 @@ class Limit:
             return forms.BooleanField(required=False, **common)
         if self.kind == "int_list":
             return IntListField(low=self.low, high=self.high, **common)
+        if self.kind == "choice":
+            return forms.ChoiceField(choices=self.choices, **common)
         if self.kind == "choices":
             return forms.MultipleChoiceField(
                 choices=self.choices,
@@ -92,6 +94,12 @@ RESOURCES = _("Parameter servers")
 RETENTION = _("Retention")
 LIFECYCLE = _("Lifecycle scripts")
 SHARING = _("Sharing")
+IDLE = _("Idle capacity")
+
+IDLE_POLICIES = (
+    ("warn", _("Warn the owner (event and email)")),
+    ("stop", _("Warn, then stop it (checkpoint signal)")),
+)
 
 PERFORMANCE_POLICIES = (
     ("alert", _("Alert only (email)")),
@@ -215,6 +223,23 @@ LIMITS: tuple[Limit, ...] = (
         "tool_idle_minutes", "int", 60, _("Idle tools stopped after"),
         _("A TensorBoard or JupyterLab nobody has used for this long is stopped."),
         RETENTION, low=1, high=10080, unit=_("minutes"),
+    ),
+    Limit(
+        "idle_utilisation_percent", "int", 5, _("Idle below"),
+        _("A running job whose boards (or, without boards reported, its CPUs) are used less "
+          "than this on average is idle. 0 turns the idle watch off."),
+        IDLE, low=0, high=100, unit="%",
+    ),
+    Limit(
+        "idle_minutes", "int", 30, _("Idle for"),
+        _("How long a job must stay below the threshold before the idle policy acts."),
+        IDLE, low=1, high=10080, unit=_("minutes"),
+    ),
+    Limit(
+        "idle_policy", "choice", "warn", _("Idle policy"),
+        _("What happens to an idle job: its owner is told (on its page and by email), and it "
+          "may be stopped so that others get its boards."),
+        IDLE, choices=IDLE_POLICIES,
     ),
     Limit(
         "sharing_enabled", "bool", True, _("Sharing allowed"),

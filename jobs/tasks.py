@@ -47,11 +47,13 @@ def sync_runs() -> int:
 def watch_faults() -> list[int]:
     """Beat, every second: the performance and hang watch of running jobs' logs (SPEC F6;
     one query when no job asks for it), hardware inspection when its period is due
-    (SPEC F2), and elastic jobs that may grow (SPEC F5). Returns the attempts interrupted."""
-    from jobs.faults import elastic, inspection, watch
+    (SPEC F2), elastic jobs that may grow (SPEC F5), and idle jobs every half minute (SPEC
+    G5). Returns the attempts interrupted (or found idle)."""
+    from jobs.faults import elastic, idle, inspection, watch
 
     interrupted = watch.watch()
     interrupted += inspection.inspect() if inspection.due() else []
+    interrupted += idle.watch() if idle.due() else []
     return interrupted + elastic.grow()
 
 

@@ -162,6 +162,9 @@ def _outcome(job: Job, attempt: Attempt, status: WorkloadStatus) -> tuple[str, s
     if attempt.stop_cause == Attempt.StopCause.EXPIRY:
         message = said(gettext_noop("Expired: its duration ran out and its processes ended."))
         return Phase.EXPIRED, message, "warning"
+    if attempt.stop_cause == Attempt.StopCause.IDLE:
+        message = said(gettext_noop("Stopped as idle: every process has ended."))
+        return Phase.STOPPED, message, "warning"
     if attempt.stop_cause == Attempt.StopCause.USER or status.state == WorkloadState.STOPPED:
         return Phase.STOPPED, said(gettext_noop("Stopped: every process has ended.")), "info"
     if status.state == WorkloadState.SUCCEEDED:

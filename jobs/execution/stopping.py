@@ -23,7 +23,8 @@ def request_stop(job: Job, user) -> bool:
     if attempt is None:
         return False
     # A person's stop wins over a fault's or a growth's: the job then ends as stopped.
-    if attempt.stop_cause in (Attempt.StopCause.USER, Attempt.StopCause.EXPIRY):
+    if attempt.stop_cause in (Attempt.StopCause.USER, Attempt.StopCause.EXPIRY,
+                              Attempt.StopCause.IDLE):  # fmt: skip
         raise NotApplicable(_("The job is already stopping."))
     Attempt.objects.filter(pk=attempt.pk).update(stop_cause=Attempt.StopCause.USER)
     lifecycle.record(

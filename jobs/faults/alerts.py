@@ -1,5 +1,5 @@
-"""Emails to a job's owner when the performance or hang watch finds something (SPEC F6:
-"邮件通知用户"). Written in the site's language: a worker has no reader's language, and the
+"""Emails to a job's owner when the performance, hang or idle watch finds something (SPEC
+F6: "邮件通知用户"; G5). Written in the site's language: a worker has no reader's language, and the
 same words are on the job page in the reader's own.
 
 Sent once the watch's transaction has committed, so that an alert whose state change lost a
@@ -40,6 +40,8 @@ def message(job: Job, kind: str, found: Said, action: Said, isolated=()) -> tupl
     """(subject, body) in the active language."""
     if kind == "performance":
         subject = _("Job %(name)s: performance below expectations") % {"name": job.name}
+    elif kind == "idle":
+        subject = _("Job %(name)s: idle") % {"name": job.name}
     else:
         subject = _("Job %(name)s: no progress") % {"name": job.name}
     lines = [

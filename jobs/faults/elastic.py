@@ -12,7 +12,6 @@ would lose its progress since the last checkpoint for nothing.
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import datetime
 
@@ -24,6 +23,7 @@ from console import limits
 from console.words import counted, said
 from jobs.admission.state import load, requeued
 from jobs.faults import diagnosis, recovery
+from jobs.faults.marks import mark_once
 from jobs.faults.policy import Cause
 from jobs.models import Attempt, Job, Phase
 from jobs.scheduling.predict import room_to_grow
@@ -109,15 +109,8 @@ def without(state, queued, job: Job) -> dict[int, int]:
 def _since(attempt: Attempt, now: datetime) -> datetime:
     """When the room was first seen, recorded now if it was not. Only this key of the
     watch is written, in one statement: the log watch updates its own keys concurrently."""
+    mark_once(attempt.pk, KEY, now.isoformat())
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            UPDATE {Attempt._meta.db_table}
-            SET watch = COALESCE(watch, '{{}}'::jsonb) || %s::jsonb
-            WHERE id = %s AND NOT COALESCE(watch, '{{}}'::jsonb) ? %s
-            """,
-            [json.dumps({KEY: now.isoformat()}), attempt.pk, KEY],
-        )
         cursor.execute(
             f"SELECT watch ->> %s FROM {Attempt._meta.db_table} WHERE id = %s", [KEY, attempt.pk]
         )

@@ -33,6 +33,11 @@ REQUEUED = "requeued"
 STOP_CAUSES = {Cause.SCALE_UP: Attempt.StopCause.SCALE, Cause.RECLAIM: Attempt.StopCause.RECLAIM}
 
 
+NOT_FAULTS = (Action.SCALE, Action.RECLAIM)
+# Stops that end the job whatever its recovery options: a person's, its duration's, idleness.
+ENDING = (Attempt.StopCause.USER, Attempt.StopCause.EXPIRY, Attempt.StopCause.IDLE)
+
+
 def options(job: Job) -> Options:
     return Options(
         resume=job.resume_enabled,
@@ -161,7 +166,7 @@ def _isolation_reason(job: Job, check: str) -> Said:
 def on_end(job: Job, attempt: Attempt, status: WorkloadStatus):
     """What recovery makes of an attempt's end: None (not a fault: the caller ends the job
     as usual), REQUEUED, or the (phase, message, kind) the caller ends the job with."""
-    if attempt.stop_cause in (Attempt.StopCause.USER, Attempt.StopCause.EXPIRY):
+    if attempt.stop_cause in ENDING:
         return None
     if attempt.stop_cause == Attempt.StopCause.RECLAIM:  # not a fault: no record of one
         if status.state == WorkloadState.SUCCEEDED:
@@ -225,9 +230,6 @@ def _fault_time(attempt: Attempt | None):
 
         return parse_datetime(at)
     return timezone.now()
-
-
-NOT_FAULTS = (Action.SCALE, Action.RECLAIM)
 
 
 def _requeue_words(decision: Decision):

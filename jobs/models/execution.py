@@ -24,6 +24,7 @@ class Attempt(models.Model):
         FAULT = "fault", _("interrupted for a fault")
         SCALE = "scale", _("growing to more nodes")
         RECLAIM = "reclaim", _("its borrowed boards reclaimed")
+        IDLE = "idle", _("stopped as idle")
 
     job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="attempts")
     number = models.PositiveSmallIntegerField()

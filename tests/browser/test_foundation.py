@@ -41,11 +41,16 @@ def test_admin_fixes_a_bad_setting(page, admin, password):
     page.shot("settings-error")
     page.errors.clear()  # the 422 reply is logged by Chromium as a failed resource
     page.page.fill("#id_max_resumes", "6")
+    page.page.select_option("#id_idle_policy", "stop")  # a choice of one (SPEC G5)
     page.page.click("text=Save settings")
     expect(page.page.locator(".alert-success")).to_be_visible()
+    assert page.page.input_value("#id_idle_policy") == "stop"
+    page.page.locator("#id_idle_policy").scroll_into_view_if_needed()
+    page.shot("settings-idle")
     assert limits.current().max_resumes == 6
     assert limits.current().durations_hours == [1, 2, 48]
-    assert page.page.locator("[data-testid=settings-history] li").count() == 2
+    assert limits.current().idle_policy == "stop"
+    assert page.page.locator("[data-testid=settings-history] li").count() == 3
     page.shot("settings-saved")
 
 
