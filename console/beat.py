@@ -23,6 +23,8 @@ SCHEDULE = {
     # The hours a failed job is kept for its debug terminal (SPEC J20), once over.
     "end-debugging": {"task": "jobs.tasks.end_debugging", "schedule": 60.0},
     "sync-inventory": every("resources.tasks.sync_inventory", "INVENTORY_SYNC_SECONDS", 30, 5),
+    # The quotas as each cluster's Volcano queues (also sent after every quota change).
+    "mirror-queues": every("resources.tasks.mirror_queues", "QUEUE_MIRROR_SECONDS", 60, 5),
     # Last week's usage to each project lead (SPEC G4), Monday morning; sent once a week
     # however often it runs (resources.digest).
     "usage-digests": {

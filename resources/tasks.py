@@ -81,3 +81,20 @@ def mail_usage_digests() -> int:
     from resources import digest
 
     return digest.send_all()
+
+
+@shared_task
+def mirror_queues() -> dict[str, str]:
+    """Periodic, and after every quota change: each cluster's Volcano queues as the quotas
+    say (resources.queue_mirror). A cluster that does not answer keeps its queues, and the
+    reason is shown with the quotas."""
+    from resources import queue_mirror
+
+    done = {}
+    for cluster in Cluster.objects.live():
+        try:
+            done[cluster.name] = str(queue_mirror.mirror(cluster))
+        except (BackendError, ValueError) as exc:
+            log.warning("queues of %s not mirrored: %s", cluster.name, exc)
+            done[cluster.name] = f"failed: {exc}"
+    return done

@@ -17,6 +17,7 @@ from resources.catalog import storage
 from resources.catalog.mounts import MountKind
 from resources.inventory import identity, runtimes
 from resources.models import Allocation
+from resources.queue_mirror import project_queue
 
 
 def workload_id(job: Job, number: int) -> str:
@@ -87,6 +88,7 @@ def build(job: Job, number: int, subtask=None) -> Workload:
             "console.io/owner": str(job.owner_id),
         },
         min_available=_gang(job, len(replicas), len(placed)),
+        queue=project_queue(job.project, placed[0][0]),
         prepare_data=_prepared(job, plan),
         scripts=LifecycleScripts(
             before_start=job.lifecycle_before_start.strip(),

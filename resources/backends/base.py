@@ -187,6 +187,7 @@ class Workload:
     labels: dict[str, str] = field(default_factory=dict)  # e.g. the job, attempt and owner
     min_available: int = 0  # the gang: replicas that must start together (0: all of them)
     priority_class: str = ""  # a cluster's PriorityClass for the job's priority
+    queue: str = ""  # a cluster's Volcano queue for the job's project ("": the cluster's own)
     graceful_seconds: int = 30
     wait_for_peers: bool = False
     peer_timeout_seconds: int = 60

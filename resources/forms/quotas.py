@@ -13,6 +13,7 @@ from django.core.validators import MinValueValidator
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
+from console.celery import send
 from console.models import Department, Project
 from console.widgets import word_empty_choices
 from resources.models import AcceleratorModel, Quota, QuotaChange, ResourcePool
@@ -40,6 +41,8 @@ def record(holder, scope: str, old, new, user) -> None:
     QuotaChange.objects.create(
         holder=str(holder)[:120], scope=scope[:140], old_value=old, new_value=new, changed_by=user
     )
+    # The clusters' Volcano queues follow (resources.queue_mirror).
+    transaction.on_commit(lambda: send("resources.tasks.mirror_queues"))
 
 
 class QuotaForm(forms.ModelForm):

@@ -71,6 +71,11 @@ class Cluster(Retirable):
         help_text=_("Optional: where DCGM exporter GPU metrics can be queried."),
     )  # fmt: skip
     updated_at = models.DateTimeField(auto_now=True)
+    # The quotas mirrored as Volcano queues (resources.queue_mirror): the queues' names as
+    # the last mirror left them, when, and why the last one failed ("" when it did not).
+    mirrored_queues = models.JSONField(default=list, blank=True, editable=False)
+    queues_mirrored_at = models.DateTimeField(null=True, blank=True, editable=False)
+    queues_problem = models.CharField(max_length=500, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]

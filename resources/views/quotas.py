@@ -15,7 +15,7 @@ from console.htmx import render_page
 from console.models import Department
 from console.ratelimit import rate_limited
 from resources.forms.quotas import DepartmentForm, QuotaForm, audited, delete_quota, record
-from resources.models import AcceleratorModel, Quota, QuotaChange, ResourcePool
+from resources.models import AcceleratorModel, Cluster, Quota, QuotaChange, ResourcePool
 from resources.quota_standing import capacity, every_shown
 from resources.quotas import ZERO, Scope
 
@@ -59,6 +59,9 @@ def quota_settings(request: HttpRequest) -> HttpResponse:
             "shown": every_shown(),
             "overcommitted": overcommitted(),
             "history": QuotaChange.objects.select_related("changed_by")[:HISTORY_SHOWN],
+            "clusters": Cluster.objects.live().only(
+                "name", "mirrored_queues", "queues_mirrored_at", "queues_problem"
+            ),
         },
     )
 

@@ -5,10 +5,11 @@ the change in the history; the lead then reads the team's quota on the queue pag
 from __future__ import annotations
 
 import pytest
+from django.utils.timezone import now
 from playwright.sync_api import expect
 
 from jobs.admission.db import run_pass
-from resources.models import Quota
+from resources.models import Cluster, Quota
 from tests.browser.conftest import log_in_as
 
 pytestmark = pytest.mark.browser
@@ -16,18 +17,30 @@ pytestmark = pytest.mark.browser
 WORDS = {
     "en": {"edit": "Edit", "guaranteed": "Guaranteed boards", "save": "Save",
            "refused": "its projects' guarantees would add up to 18",
-           "saved": "Saved the quota of Vision", "quota_of": "Quota of Vision"},
+           "saved": "Saved the quota of Vision", "quota_of": "Quota of Vision",
+           "not_mirrored": "queues not mirrored: cannot reach"},
     "zh": {"edit": "编辑", "guaranteed": "保证板卡数", "save": "保存",
            "refused": "其下项目的保证额度合计将达 18", "saved": "已保存 Vision 的配额",
-           "quota_of": "Vision 的配额"},
+           "quota_of": "Vision 的配额", "not_mirrored": "队列未同步：cannot reach"},
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_an_admin_sets_a_quota_and_the_lead_reads_it(page, demo, language):
     words = WORDS[language]
+    # Two clusters as the queue mirror left them (resources.queue_mirror): one mirrored,
+    # one that could not be.
+    Cluster.objects.create(
+        name="gpu-east",
+        mirrored_queues=["console-dept-research", "console-speech", "console-vision"],
+        queues_mirrored_at=now(),
+    )
+    Cluster.objects.create(name="gpu-west", queues_problem="cannot reach gpu-west: timed out")
     p = log_in_as(page, "admin", language)
     page.goto("/settings/quotas/")
+    mirrored = p.locator("[data-testid=volcano-queues]")
+    expect(mirrored).to_contain_text("console-vision")
+    expect(mirrored).to_contain_text(words["not_mirrored"])
     rows = p.locator("[data-testid=quota-table] [data-testid=quota-row]")
     # The demo's department, Research, then its projects Speech and Vision.
     expect(rows).to_have_count(3)

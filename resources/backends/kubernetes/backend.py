@@ -33,6 +33,7 @@ from resources.backends.base import (
     Workload,
     WorkloadStatus,
 )
+from resources.backends.kubernetes import queues as k8s_queues
 from resources.backends.kubernetes import render as k8s_render
 from resources.backends.kubernetes.api import (
     TIMEOUT_SECONDS,
@@ -42,10 +43,10 @@ from resources.backends.kubernetes.api import (
     ApiUnavailable,
     Connection,
 )
+from resources.backends.kubernetes.crds import served_schema
 from resources.backends.kubernetes.logs import LogStore, copy_pod_logs
 from resources.backends.kubernetes.nodes import PAGE_SIZE, node_info, parse_quantity
 from resources.backends.kubernetes.render import WORKLOAD_LABEL, ClusterTarget
-from resources.backends.kubernetes.schema import crd_schema
 from resources.backends.kubernetes.status import task_of, workload_status
 from resources.backends.kubernetes.usage import Meter
 from resources.backends.kubernetes.validity import RenderError, check
@@ -154,26 +155,18 @@ class KubernetesBackend:
         return job, files
 
     def _job_schema(self) -> dict | None:
-        """The Job CRD's schema as this cluster serves it (fetched once). None when our
-        account may not read CRDs: the API server then checks alone."""
+        """The Job CRD's schema as this cluster serves it (fetched once)."""
         if self._schema is None:
-            try:
-                crd = self.api.get(
-                    f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{JOB_CRD}",
-                    "read the Volcano Job definition",
-                )
-                self._schema = dict(crd_schema(crd, "v1alpha1"))
-            except ApiRefused:
-                self._schema = {}
-            except ApiAnswer as error:
-                if error.status == 404:
-                    raise BackendError(
-                        "Volcano is not installed on the cluster (no jobs.batch.volcano.sh)"
-                    ) from None
-                raise
-            except KeyError:
-                self._schema = {}
+            self._schema = served_schema(self.api, JOB_CRD, "v1alpha1") or {}
         return self._schema or None
+
+    def sync_queues(self, wanted: list[dict]) -> k8s_queues.QueueSync:
+        """Make the cluster's console queues exactly ``wanted`` (resources.queue_mirror);
+        RenderError, and nothing sent, when one does not fit the cluster's Queue schema."""
+        found = k8s_queues.check(wanted, served_schema(self.api, k8s_queues.CRD, "v1beta1"))
+        if found:
+            raise RenderError("; ".join(found))
+        return k8s_queues.sync(self.api, wanted)
 
     def submit(self, workload: Workload) -> None:
         job, files = self.render(workload)

@@ -93,7 +93,7 @@ def volcano_job(workload: Workload, target: ClusterTarget) -> dict:
     waits = any(not replica.runs_entry for replica in workload.replicas)
     spec = {
         "schedulerName": "volcano",
-        "queue": target.queue,
+        "queue": workload.queue or target.queue,
         "minAvailable": workload.min_available or len(workload.replicas),
         "maxRetry": 0,  # the console decides about restarts (SPEC F3/F4), not Volcano
         "plugins": {"svc": [], **({"ssh": []} if waits else {})},

@@ -375,6 +375,6 @@ class Controller:
 
     def remove(self, kind: str, obj: dict) -> None:
         metadata = obj["metadata"]
-        self.store.remove(kind, metadata["namespace"], metadata["name"])
+        self.store.remove(kind, metadata.get("namespace", ""), metadata["name"])
         self.lives.pop(metadata["uid"], None)
         self.asleep.discard(metadata["uid"])

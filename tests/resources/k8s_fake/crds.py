@@ -49,3 +49,8 @@ def crd(name: str) -> dict:
 @functools.cache
 def job_schema() -> dict:
     return dict(crd_schema(crd("jobs.batch.volcano.sh"), "v1alpha1"))
+
+
+@functools.cache
+def queue_schema() -> dict:
+    return dict(crd_schema(crd("queues.scheduling.volcano.sh"), "v1beta1"))

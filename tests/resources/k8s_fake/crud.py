@@ -10,7 +10,7 @@ import time
 
 from resources.backends.kubernetes.schema import problems
 from resources.backends.kubernetes.validity import core_problems, task_problems
-from tests.resources.k8s_fake.crds import job_schema
+from tests.resources.k8s_fake.crds import job_schema, queue_schema
 from tests.resources.k8s_fake.objects import stamp, status
 from tests.resources.k8s_fake.store import BadSelector, TooOld, parse_selector
 
@@ -120,7 +120,10 @@ def _body(request, served):
                 "not match the namespace sent on the request",
             ),
         )
-    metadata["namespace"] = request.namespace
+    if request.namespace:
+        metadata["namespace"] = request.namespace
+    else:  # a cluster-scoped object (a Volcano queue) has none
+        metadata.pop("namespace", None)
     return body, None
 
 
@@ -138,6 +141,8 @@ def _problems(body: dict, resource: str) -> list[str]:
         found += problems(body, job_schema())
         if not found:
             found += task_problems(body)
+    elif resource == "queues":
+        found += problems(body, queue_schema())
     else:
         found += core_problems(body, "the ConfigMap")
     return found

@@ -26,6 +26,12 @@ RESOURCES = {
         {"create", "get", "list", "update", "delete"},
     ),
     ("scheduling.volcano.sh", "podgroups"): ("PodGroup", objects.PODGROUP_API, {"get", "list"}),
+    # Cluster-scoped: no namespace in their paths.
+    ("scheduling.volcano.sh", "queues"): (
+        "Queue",
+        objects.PODGROUP_API,
+        {"create", "get", "list", "update", "delete"},
+    ),
 }
 SERVED = {
     ("", "v1"),

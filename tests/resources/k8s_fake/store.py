@@ -12,7 +12,7 @@ import uuid
 
 from tests.resources.k8s_fake.objects import stamp
 
-KINDS = ("jobs", "configmaps", "pods", "podgroups")
+KINDS = ("jobs", "configmaps", "pods", "podgroups", "queues")
 
 
 class TooOld(Exception):
@@ -40,7 +40,7 @@ class Store:
         metadata.setdefault("uid", str(uuid.uuid4()))
         metadata.setdefault("creationTimestamp", stamp(at))
         metadata.setdefault("generation", 1)
-        self.items[kind][(metadata["namespace"], metadata["name"])] = obj
+        self.items[kind][(metadata.get("namespace", ""), metadata["name"])] = obj
         return self.bump(obj)
 
     def get(self, kind: str, namespace: str, name: str) -> dict | None:
