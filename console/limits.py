@@ -189,6 +189,13 @@ LIMITS: tuple[Limit, ...] = (
         QUEUE, low=1, high=10080, unit=_("minutes"),
     ),
     Limit(
+        "fair_share_half_life_days", "int", 7, _("Fair-share half-life"),
+        _("Within a priority, the jobs of the team furthest below its share of recent board "
+          "use go first. Use this long ago counts half, twice as long ago a quarter. 0 turns "
+          "fair share off (submit order only)."),
+        QUEUE, low=0, high=365, unit=_("days"),
+    ),
+    Limit(
         "durations_hours", "int_list", [1, 2, 4, 8, 24, 72, 168], _("Durations on offer"),
         _("Durations users pick from, in hours, separated by commas."),
         QUEUE, low=1, high=8760, unit=_("hours"),

@@ -39,6 +39,7 @@ def wanted(cluster: Cluster) -> list[QueueSpec]:
     guaranteed: dict[tuple, float] = defaultdict(float)
     maximum: dict[tuple, float | None] = {}
     parents: dict[tuple, str] = {}
+    weight: dict[tuple, int] = defaultdict(lambda: 1)
     for quota in quotas:
         if quota.project_id:
             key = ("project", quota.project.slug)
@@ -47,6 +48,7 @@ def wanted(cluster: Cluster) -> list[QueueSpec]:
         else:
             key = ("department", quota.department.slug)
         guaranteed[key] += float(quota.guaranteed)
+        weight[key] = max(weight[key], quota.weight)
         top = None if quota.maximum is None else float(quota.maximum)
         if key not in maximum:
             maximum[key] = top
@@ -65,6 +67,7 @@ def wanted(cluster: Cluster) -> list[QueueSpec]:
             guaranteed=guaranteed[(kind, slug)],
             maximum=maximum[(kind, slug)],
             parent=departments.get(parents.get((kind, slug)), ""),
+            weight=weight[(kind, slug)],
         )
         for kind, slug in sorted(guaranteed)
     ]

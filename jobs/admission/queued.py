@@ -31,6 +31,7 @@ def queued_job(
     allowed_pools: Iterable[int] = (),
     project: int | None = None,
     claiming: bool = False,
+    fair: float = 0.0,
 ) -> QueuedJob | None:
     """The job as the queue holds it; None when it has no node spec to choose.
 
@@ -57,4 +58,5 @@ def queued_job(
         allowed_pools=frozenset(allowed_pools),
         project=project,
         claiming=claiming,
+        fair=fair,
     )

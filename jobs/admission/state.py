@@ -21,6 +21,7 @@ from django.db.models.fields.json import KT
 from django.utils import timezone
 
 from jobs.admission.caps import load_caps
+from jobs.admission.fairness import standings
 from jobs.admission.queued import queued_job
 from jobs.models import Job, JobSpecChoice, Phase, Status
 from jobs.scheduling.data import (
@@ -58,13 +59,17 @@ class State:
     caps: list[Cap] = field(default_factory=list)
     used: dict[int, int] = field(default_factory=dict)
     rejoining: frozenset[int] = frozenset()
+    # Each project's fair-share standing (SPEC G3), which its queued jobs carry.
+    fair: dict[int, float] = field(default_factory=dict)
 
     def plan(self, make, **kwargs):
         """``make`` (passes.schedule or passes.replay) over this state, quotas included."""
-        return make(
+        result = make(
             self.nodes, self.running, self.queue, self.now, self.committed,
             caps=self.caps, used=self.used, rejoining=self.rejoining, **kwargs,
         )  # fmt: skip
+        result.fair = dict(self.fair)
+        return result
 
 
 NODE_FIELDS = (
@@ -141,10 +146,11 @@ QUEUE_FIELDS = (
 )
 
 
-def _queue() -> tuple[list[QueuedJob], dict[int, Reservation], dict[int, str], dict, set]:
+def _queue(fair: dict[int, float]) -> tuple[list[QueuedJob], dict[int, Reservation],
+                                            dict[int, str], dict, set]:  # fmt: skip
     queue, committed, names, holders, rejoining = [], {}, {}, {}, set()
     rows = Job.objects.filter(phase=Phase.QUEUED)
-    for row, queued in _as_queued(rows, Phase.QUEUED):
+    for row, queued in _as_queued(rows, Phase.QUEUED, fair=fair):
         queue.append(queued)
         names[row["pk"]] = row["name"]
         holders[row["pk"]] = (row["owner_id"], row["project_id"])
@@ -161,7 +167,7 @@ def requeued(jobs) -> dict[int, QueuedJob]:
     return {row["pk"]: queued for row, queued in _as_queued(jobs, None, requeued=True)}
 
 
-def _as_queued(jobs, phase: str | None, *, requeued: bool = False):
+def _as_queued(jobs, phase: str | None, *, requeued: bool = False, fair=None):
     """(row, QueuedJob) of each job of the queryset with at least one spec to choose."""
     from resources.models import ResourcePool
 
@@ -195,6 +201,7 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False):
             allowed_pools=pools_of[row["project_id"]],
             project=row["project_id"],
             claiming=row["claiming_since"] is not None,
+            fair=(fair or {}).get(row["project_id"], 0.0),
         )
         if queued is not None:
             yield row, queued
@@ -228,11 +235,12 @@ def load(now: datetime | None = None) -> State:
     now_seconds = epoch(now or timezone.now())
     nodes, states = _nodes()
     running = _running(now_seconds, states)
-    queue, committed, names, holders, rejoining = _queue()
+    fair = standings(now or timezone.now())
+    queue, committed, names, holders, rejoining = _queue(fair)
     caps, used = load_caps()
     return State(
         now_seconds, nodes, running, queue, committed, names, holders, caps, used,
-        frozenset(rejoining),
+        frozenset(rejoining), fair,
     )  # fmt: skip
 
 

@@ -68,8 +68,8 @@ COMPRESSIONS = 1000
 
 
 def order(queue: Iterable[QueuedJob]) -> list[QueuedJob]:
-    """SPEC Q2: priority (very urgent first), then resubmitted after a fault, then submit
-    time, then id."""
+    """SPEC Q2: priority (very urgent first), then resubmitted after a fault, then the
+    team's fair-share standing (SPEC G3), then submit time, then id."""
     return sorted(queue, key=attrgetter("queue_key"))
 
 
@@ -104,6 +104,9 @@ class Schedule(Capable):
         # The queue's split by quota maximums (SPEC G1): set before run, which plans only
         # the jobs it lets in; the held ones come last, with no start (see _finish).
         self.quota = Gate()
+        # Each project's fair-share standing the queue was ordered by (SPEC G3): a draft
+        # takes its project's, to find its place among them.
+        self.fair: dict[int | None, float] = {}
 
     def __getstate__(self) -> dict:
         """What travels when the plan is stored (jobs.admission.plans): the plan itself,

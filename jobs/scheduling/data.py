@@ -58,6 +58,8 @@ class QueuedJob:
     that driver version. ``duration``: the most it may run once started (SPEC J21).
     ``project``: whose quotas it counts against (SPEC G1, :mod:`.quotas`). ``claiming``:
     boards are being reclaimed for it (SPEC G2): other projects borrow none meanwhile.
+    ``fair``: its team's fair-share standing (SPEC G3, :mod:`.fairness`): within a priority
+    class, the lower comes first.
     """
 
     id: int
@@ -72,6 +74,7 @@ class QueuedJob:
     allowed_pools: frozenset[int] = frozenset()
     project: int | None = None
     claiming: bool = False
+    fair: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.alternatives:
@@ -80,9 +83,10 @@ class QueuedJob:
             raise ValueError("a job's duration must be positive")
 
     @property
-    def queue_key(self) -> tuple[int, bool, float, int]:
-        """SPEC Q2: priority first, then resubmitted after a fault, then submit time."""
-        return (-self.priority, not self.resubmitted, self.submitted_at, self.id)
+    def queue_key(self) -> tuple[int, bool, float, float, int]:
+        """SPEC Q2: priority first, then resubmitted after a fault, then the team's
+        fair-share standing (SPEC G3), then submit time."""
+        return (-self.priority, not self.resubmitted, self.fair, self.submitted_at, self.id)
 
 
 @dataclass(frozen=True, slots=True)

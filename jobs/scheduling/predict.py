@@ -83,6 +83,7 @@ def forecast(
     schedule: core.Schedule, draft: QueuedJob, other_specs: Sequence[Alternative] = ()
 ) -> Prediction:
     """:func:`predict` from a pass already made."""
+    draft = replace(draft, fair=schedule.fair.get(draft.project, 0.0))
     keys = schedule.keys
     position, length = bisect_left(keys, draft.queue_key) + 1, len(keys) + 1
     never = never_fits(schedule.nodes, draft, schedule.never_cache)

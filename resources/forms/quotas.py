@@ -34,7 +34,10 @@ def boards(value: Decimal | None) -> str:
 def audited(quota: Quota | None) -> dict | None:
     if quota is None:
         return None
-    return {"guaranteed": boards(quota.guaranteed), "maximum": boards(quota.maximum) or None}
+    values = {"guaranteed": boards(quota.guaranteed), "maximum": boards(quota.maximum) or None}
+    if quota.weight != 1:  # the usual weight is not worth a line of every change
+        values["weight"] = quota.weight
+    return values
 
 
 def record(holder, scope: str, old, new, user) -> None:
@@ -50,10 +53,11 @@ class QuotaForm(forms.ModelForm):
 
     class Meta:
         model = Quota
-        fields = ["accelerator_model", "pool", "guaranteed", "maximum"]
+        fields = ["accelerator_model", "pool", "guaranteed", "maximum", "weight"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["weight"].required = False  # empty: the usual 1
         departments = [(f"d{d.pk}", d.name) for d in Department.objects.all()]
         projects = [
             (f"p{p.pk}", f"{p.name} ({p.department.name})" if p.department_id else p.name)
@@ -107,6 +111,9 @@ class QuotaForm(forms.ModelForm):
 
     def clean_guaranteed(self):
         return self._clean_boards("guaranteed")
+
+    def clean_weight(self):
+        return self.cleaned_data.get("weight") or 1
 
     def clean_maximum(self):
         return self._clean_boards("maximum")

@@ -2,6 +2,7 @@
 guaranteed, and the most it may hold, and who changed them."""
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
@@ -41,6 +42,14 @@ class Quota(models.Model):
     maximum = models.DecimalField(
         _("maximum boards"), null=True, blank=True, **BOARDS,
         help_text=_("The most it holds at once, borrowing included. Empty: no maximum."),
+    )  # fmt: skip
+    weight = models.PositiveSmallIntegerField(
+        _("fair-share weight"), default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        help_text=_(
+            "Its share of the cluster against other teams' when the queue is ordered by "
+            "fair share: a team of weight 2 is owed twice the board use of a team of weight 1."
+        ),
     )  # fmt: skip
 
     class Meta:

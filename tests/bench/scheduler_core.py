@@ -217,6 +217,23 @@ def _reclaim(nodes, busy, jobs, now, rng) -> list[tuple[str, str]]:
     ]
 
 
+def _fair_share() -> list[tuple[str, str]]:
+    """SPEC G3's table: a day of three teams of weights 1:1:2 always wanting more than the
+    cluster has (tests/jobs/test_fair_share.py), with fair share and in submit order alone."""
+    from tests.jobs.test_fair_share import WEIGHTS, a_day
+
+    figures = []
+    for fair in (True, False):
+        hours = a_day(fair=fair)
+        total = sum(hours.values())
+        shown = ", ".join(
+            f"team {t} (weight {WEIGHTS[t]}): {hours[t] / total:.1%}" for t in sorted(hours)
+        )
+        label = "fair share, a day of 3 teams" + ("" if fair else " (submit order only)")
+        figures.append((label, shown))
+    return figures
+
+
 def bench() -> list[tuple[str, str]]:
     """Measure, print and return (label, figure) pairs."""
     rng = random.Random(7)
@@ -235,6 +252,7 @@ def bench() -> list[tuple[str, str]]:
     figures.append(("plan: 10,000 queued jobs", f"{time.perf_counter() - started:.1f} s"))
     figures += _with_quotas(nodes, busy, jobs, now, random.Random(11))
     figures += _reclaim(nodes, busy, jobs, now, random.Random(13))
+    figures += _fair_share()
     times = []
     for _ in range(200):
         draft = replace(queue(1, rng, now)[0], id=0, submitted_at=now)
