@@ -16,17 +16,18 @@ from resources.quotas import Scope
 
 def caps() -> list[Cap]:
     """Every quota, as a cap (one without a maximum holds nobody back, but its guarantee
-    tells who borrows)."""
+    tells who borrows), and the implicit caps of the projects without one (:func:`_none`)."""
     quotas = list(Quota.objects.select_related("project", "department"))
     if not quotas:
         return []
-    members: dict[int, set[int]] = defaultdict(set)
     departments = {q.department_id for q in quotas if q.department_id}
-    for department, project in Project.objects.filter(department__in=departments).values_list(
-        "department", "pk"
-    ):
-        members[department].add(project)
-    return [
+    of: dict[int, int | None] = dict(Project.objects.values_list("pk", "department"))
+    names = dict(Project.objects.values_list("pk", "name"))
+    members: dict[int, set[int]] = defaultdict(set)
+    for project, department in of.items():
+        if department in departments:
+            members[department].add(project)
+    found = [
         Cap(
             id=quota.pk,
             holder=str(quota.holder),
@@ -40,6 +41,37 @@ def caps() -> list[Cap]:
         )
         for quota in quotas
     ]
+    return found + _none(found, of, names)
+
+
+def _none(found: list[Cap], of: dict[int, int | None], names: dict[int, str]) -> list[Cap]:
+    """A project with no quota (of its own or its department's) where another project is
+    guaranteed boards is guaranteed none there: whatever it runs there is borrowed, marked so
+    and reclaimable, and yields to the guarantees (SPEC G2). Without this a team outside the
+    quotas could hold a guaranteed team's boards for ever. Ids below zero: no quota's."""
+    scopes = dict.fromkeys(
+        Scope(cap.model, cap.pool) for cap in found if len(cap.projects) == 1 and cap.guaranteed
+    )
+    implicit: list[Cap] = []
+    for scope in scopes:
+        covered = {
+            project
+            for cap in found
+            if Scope(cap.model, cap.pool).covers(scope)
+            for project in cap.projects
+        }
+        for project in sorted(set(of) - covered):
+            implicit.append(
+                Cap(
+                    id=-len(implicit) - 1,
+                    holder=names[project],
+                    projects=frozenset({project}),
+                    model=scope.model,
+                    pool=scope.pool,
+                    maximum=NO_MAXIMUM,
+                )
+            )
+    return implicit
 
 
 def load_caps() -> tuple[list[Cap], dict[int, int]]:

@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.models import Max
 
 from console import limits
-from jobs.scheduling.fairness import rank, standing
+from jobs.scheduling.fairness import GRACE, rank, standing
 from resources.models import Quota
 
 # Use older than this many half-lives weighs under 0.4%: the ledger is read no further back.
@@ -61,4 +61,4 @@ def standings(now: datetime) -> dict[int, float]:
     used = decayed_use(now, half_life)
     if not used:
         return {}
-    return rank(standing(used, weights()))
+    return rank(standing(used, weights(), GRACE))

@@ -70,6 +70,29 @@ def why_never(reason: NeverFits, names: Names | None = None) -> str:
     return never_text(reason, names or Names())
 
 
+def _yields_text(reason: HeldForQuota, values: dict) -> str:
+    """SPEC G2: held to its guarantee (or, with none, to nothing) while another team's job
+    waits within its own."""
+    if not reason.guaranteed:
+        return (
+            _(
+                "held for the quota: %(holder)s has no guarantee of %(model)s boards; it may "
+                "borrow idle ones, but not while %(claimant)s waits within its own. It joins "
+                "the queue once %(claimant)s has started."
+            )
+            % values
+        )
+    return (
+        _(
+            "held for the quota: the guarantee of %(holder)s (%(model)s boards: "
+            "%(guaranteed)s) is taken by its running jobs and the jobs ahead of this one "
+            "(%(taken)s); beyond it, it may borrow idle boards, but not while %(claimant)s "
+            "waits within its own. It joins the queue once %(claimant)s has started."
+        )
+        % values
+    )
+
+
 def quota_text(reason: HeldForQuota, names: Names, *, lead: bool = True) -> str:
     """SPEC G1: whose maximum holds it, how far it is taken, and what the job asks; for a
     job asking more than the maximum, that it never can start (``lead``: with those words
@@ -85,15 +108,7 @@ def quota_text(reason: HeldForQuota, names: Names, *, lead: bool = True) -> str:
         "claimant": reason.yields_to,
     }
     if reason.yields_to and not reason.never:
-        return (
-            _(
-                "held for the quota: the guarantee of %(holder)s (%(model)s boards: "
-                "%(guaranteed)s) is taken by its running jobs and the jobs ahead of this one "
-                "(%(taken)s); beyond it, it may borrow idle boards, but not while %(claimant)s "
-                "waits within its own. It joins the queue once %(claimant)s has started."
-            )
-            % values
-        )
+        return _yields_text(reason, values)
     if reason.never:
         why = (
             _(
@@ -136,6 +151,17 @@ BORROWED = gettext_noop(
 )
 
 
+# A project without a quota there (jobs.admission.caps: guaranteed none).
+UNGUARANTEED = gettext_noop(
+    "On borrowed boards: %(holder)s has no guarantee of %(model)s boards; with it, it holds "
+    "%(holds)s."
+)
+
+
+def _borrowed_words(lent: Borrowed) -> str:
+    return BORROWED if lent.guaranteed else UNGUARANTEED
+
+
 def _borrowed_values(lent: Borrowed, names: Names) -> dict:
     return {
         "holder": lent.holder,
@@ -147,7 +173,7 @@ def _borrowed_values(lent: Borrowed, names: Names) -> dict:
 
 def borrowed_text(lent: Borrowed, names: Names) -> str:
     """SPEC G2: an admission beyond its project's guarantee, in the active language."""
-    return _(BORROWED) % _borrowed_values(lent, names)
+    return _(_borrowed_words(lent)) % _borrowed_values(lent, names)
 
 
 def admitted_borrowing(admitted: Said, lent: Borrowed, names: Names) -> Said:
@@ -156,7 +182,7 @@ def admitted_borrowing(admitted: Said, lent: Borrowed, names: Names) -> Said:
     return said(
         gettext_noop("%(admitted)s %(borrowed)s"),
         admitted=admitted,
-        borrowed=said(BORROWED, **_borrowed_values(lent, names)),
+        borrowed=said(_borrowed_words(lent), **_borrowed_values(lent, names)),
     )
 
 

@@ -225,23 +225,32 @@ def _starts(state: State, job: QueuedJob, borrowers: list[Borrower], gone: froze
 
 def _stop(job, claim: Claim, chosen: list[Borrower], attempts, state: State, own) -> list[int]:
     """Interrupt the victims for ``claim``, with events on both sides."""
-    holders = {next(iter(cap.projects)): cap for cap in own}
+    # Each project's own cap on the claim's boards (a project may have one per model).
+    holders = {next(iter(cap.projects)): cap for cap in own
+               if cap.model == claim.model and cap.pool in (None, claim.pool)}  # fmt: skip
     model = AcceleratorModel.objects.filter(pk=claim.model).values_list("name", flat=True).first()
     mine = holders.get(claim.project)
     stopped = []
     for victim in chosen:
         theirs = holders.get(victim.project)
-        message = said(
-            gettext_noop(
+        values = {
+            "claimant": mine.holder if mine else "",
+            "job": state.names.get(job.id, job.id),
+            "model": model or "",
+            "holder": theirs.holder if theirs else "",
+            "own": f"{(theirs.guaranteed if theirs else 0) / EIGHTHS:g}",
+        }
+        if theirs is not None and theirs.guaranteed:
+            words = gettext_noop(
                 "Its %(model)s boards are reclaimed for %(claimant)s, whose job %(job)s waits "
                 "within its guarantee; %(holder)s runs beyond its own guarantee of %(own)s."
-            ),
-            claimant=mine.holder if mine else "",
-            job=state.names.get(job.id, job.id),
-            model=model or "",
-            holder=theirs.holder if theirs else "",
-            own=f"{(theirs.guaranteed if theirs else 0) / EIGHTHS:g}",
-        )
+            )
+        else:
+            words = gettext_noop(
+                "Its %(model)s boards are reclaimed for %(claimant)s, whose job %(job)s waits "
+                "within its guarantee; %(holder)s has no guarantee of them."
+            )
+        message = said(words, **values)
         attempt = attempts[victim.id]
         if recovery.interrupt(attempt, Cause.RECLAIM, "reclaim", diagnosis.nodes_of(attempt),
                               message):  # fmt: skip

@@ -36,17 +36,26 @@ def use(
     return found
 
 
-def standing(used: Mapping[int, float], weights: Mapping[int, float]) -> dict[int, float]:
+# Board-seconds each team is counted as having used at its share, beyond what it used: a
+# board-hour. Without it a few seconds of use, all there is when a cluster starts or a team
+# comes back, would reorder the queue on noise (one job ending a second before another).
+GRACE = 3600.0
+
+
+def standing(
+    used: Mapping[int, float], weights: Mapping[int, float], grace: float = 0.0
+) -> dict[int, float]:
     """Each project's use over its share of all the use (1.0: exactly its share; lower:
-    below it). Projects without a weight weigh 1."""
+    below it). Projects without a weight weigh 1. ``grace``: board-seconds each project is
+    counted as having used at its share besides (see GRACE): small uses then stand near 1."""
     projects = set(used) | set(weights)
     total_weight = sum(weights.get(p, 1.0) for p in projects) or 1.0
-    total_use = sum(used.values())
+    share = {p: weights.get(p, 1.0) / total_weight for p in projects}
+    prior = grace * len(projects)
+    total_use = sum(used.values()) + prior
     if total_use <= 0:
         return dict.fromkeys(projects, 0.0)
-    return {
-        p: (used.get(p, 0.0) / total_use) / (weights.get(p, 1.0) / total_weight) for p in projects
-    }
+    return {p: ((used.get(p, 0.0) + prior * share[p]) / total_use) / share[p] for p in projects}
 
 
 def rank(values: Mapping[int, float], digits: int = 2) -> dict[int, float]:

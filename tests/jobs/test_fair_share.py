@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jobs.scheduling import Alternative, QueuedJob, RunningJob, SchedNode, schedule
-from jobs.scheduling.fairness import decayed, rank, standing, use
+from jobs.scheduling.fairness import GRACE, decayed, rank, standing, use
 from resources.placement.capacity import Demand, NodeState
 
 DAY, HOUR, WEEK = 86400.0, 3600.0, 7 * 86400.0
@@ -82,7 +82,7 @@ def a_day(fair: bool, seed: int = 5) -> dict[int, float]:
         standings = {}
         if fair:
             live = [(t, b, s, None) for _j, t, b, s in running.values()]
-            standings = rank(standing(use(history + live, now, WEEK), WEIGHTS))
+            standings = rank(standing(use(history + live, now, WEEK), WEIGHTS, GRACE))
         ordered = [QueuedJob(**{**_fields(q), "fair": standings.get(q.project, 0.0)})
                    for q in queue]  # fmt: skip
         plan = schedule(NODES, [r[0] for r in running.values()], ordered, now)
@@ -161,3 +161,18 @@ def test_a_pass_puts_the_team_below_its_share_first(client, alice, charlie, visi
     run_pass()
     positions = dict(Job.objects.filter(phase="queued").values_list("name", "queue_position"))
     assert positions == {"vision-next": 1, "speech-next": 2}
+
+
+@given(used=st.dictionaries(st.integers(1, 5), st.floats(0, 15), min_size=2))
+def test_a_few_seconds_of_use_never_reorder_teams_of_equal_weight(used):
+    """With the grace the console counts (a board-hour each), teams of one weight whose use
+    differs by seconds stand alike once ranked: 15 s against an hour's grace keeps each
+    within half a percent of 1.0, inside the rounding step, so such noise never reorders
+    the queue."""
+    equal = {p: 1 for p in used}
+    ranked = rank(standing(used, equal, GRACE))
+    assert len(set(ranked.values())) == 1, ranked
+    # And the grace keeps the order of real differences.
+    big = {**used, min(used): max(used.values()) + 10 * GRACE}
+    ranked = standing(big, equal, GRACE)
+    assert ranked[min(used)] == max(ranked.values())

@@ -125,3 +125,25 @@ def test_the_form_says_a_job_would_start_on_borrowed_boards(
                         pool=inventory["pool"].pk)  # fmt: skip
     said = client.post("/jobs/new/predict/", resuming).content.decode()
     assert "waits in the queue, and continues from its last checkpoint" in said, said
+
+
+def test_projects_without_a_quota_are_guaranteed_none_where_others_are(vision, speech, a100):
+    """jobs.admission.caps: a project with no quota of its own or its department's, in a
+    scope where a project is guaranteed boards, gets an implicit cap there: no guarantee,
+    no maximum. Where nobody is guaranteed anything, nobody borrows."""
+    from console.models import Department
+    from jobs.admission.caps import caps
+    from tests.factories import ProjectFactory
+
+    assert caps() == []
+    Quota.objects.create(project=vision, accelerator_model=a100, guaranteed=Decimal(0))
+    assert [cap.holder for cap in caps()] == ["Vision"]  # no guarantee: nobody borrows
+    Quota.objects.filter(project=vision).update(guaranteed=Decimal(2))
+    research = Department.objects.create(name="Research")
+    audio = ProjectFactory(slug="audio", name="Audio", department=research)
+    Quota.objects.create(department=research, accelerator_model=a100, guaranteed=Decimal(0))
+    implicit = [cap for cap in caps() if cap.id < 0]
+    assert [(c.holder, c.projects, c.model, c.pool, c.guaranteed) for c in implicit] == [
+        ("Speech", frozenset({speech.pk}), a100.pk, None, 0)
+    ]  # Audio is under its department's quota
+    assert audio.pk not in {p for c in implicit for p in c.projects}

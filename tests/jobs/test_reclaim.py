@@ -156,3 +156,47 @@ def test_nobody_stops_for_a_claim_no_victim_would_help(alice, charlie, vision, s
     make_job(charlie, speech, shared, name="s-small", duration_hours=1, command="sleep 600")
     admit_and_launch()
     assert len(reclaim()) == 1
+
+
+def test_a_team_without_a_quota_borrows_all_it_runs_and_yields_to_a_guarantee(
+    alice, charlie, vision, speech
+):
+    """Speech has no quota where Vision is guaranteed both boards: Speech is guaranteed none
+    there, so what it runs is borrowed (marked, said), reclaimed for Vision, and its next job
+    waits for Vision's claim instead of taking the freed board."""
+    gpu = two_teams_one_node(vision, speech)
+    Quota.objects.filter(project=speech).delete()
+    Quota.objects.filter(project=vision).update(guaranteed=Decimal(2))
+    first = make_job(charlie, speech, gpu, name="s-first", command="sleep 600")
+    second = make_job(charlie, speech, gpu, name="s-second", graceful_shutdown_seconds=1,
+                      command="sleep 600")  # fmt: skip
+    admit_and_launch()
+    for job in (first, second):
+        job.refresh_from_db()
+        assert job.borrowing, job.name
+    assert any(
+        "On borrowed boards: Speech has no guarantee of Demo-GPU boards; with it, it holds 2."
+        in message
+        for message in second.events.values_list("message", flat=True)
+    )
+    running(second)
+    claim = make_job(alice, vision, gpu, name="v-claim", command="sleep 600")
+    assert admit_and_launch() == []
+    stopped = reclaim()
+    assert len(stopped) == 1
+    victim = Attempt.objects.get(pk=stopped[0]).job
+    assert victim.pk == second.pk  # the newest of the same priority
+    assert any(
+        "Speech has no guarantee of them." in message
+        for message in victim.events.values_list("message", flat=True)
+    )
+    more = make_job(charlie, speech, gpu, name="s-more", command="sleep 600")
+    admit_and_launch()
+    more.refresh_from_db()
+    assert more.phase == Phase.QUEUED
+    assert more.wait_reason.startswith(
+        "held for the quota: Speech has no guarantee of Demo-GPU boards; it may borrow idle "
+        "ones, but not while Vision waits within its own."
+    ), more.wait_reason
+    claim.refresh_from_db()
+    assert claim.claiming_since is not None

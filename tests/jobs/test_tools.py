@@ -280,8 +280,9 @@ def test_jupyterlab_terminal_is_bash_with_the_image_python_and_the_job_paths(
             keys = "pwd; echo $SHELL; command -v python; python -c 'import sys; print(sys.prefix)'"
             printed = _type(socket, keys + "; echo END-$((6 * 7))\r", until="END-42")
     lines = [line.strip() for line in printed.split("\r\n")]
-    # The answers follow the echoed command, one per line.
-    echoed = next(number for number, line in enumerate(lines) if "END-$" in line)
+    # The answers follow the echoed command, one per line. Keys typed before bash is ready
+    # are echoed twice (by the terminal, then after bash's prompt): the answers follow the last.
+    echoed = max(number for number, line in enumerate(lines) if "END-$" in line)
     answers = lines[echoed + 1 :]
     assert answers[:5] == [
         "/workspace/work",  # the environment's own folder, named as the job knows it
