@@ -31,12 +31,13 @@ NODE_STAMP := frontend/node_modules/.installed
 
 .PHONY: run test test-k8s lint bench install clean messages
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml cli/pyproject.toml
 	@base=$$($(FIND_PYTHON)) || { echo "error: no Python 3.12 or newer found (PATH, then pyenv)"; exit 1; }; \
 	  echo "Using $$base ($$($$base --version))"; \
 	  [ -x $(PY) ] || $$base -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet --no-deps -e ./cli
 	@touch $(STAMP)
 
 # xterm.js and its fit add-on, as the lock file pins them; served as static files, never committed.

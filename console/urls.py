@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from console.login import LoginForm
-from console.views import limits, pages
+from console.views import limits, pages, tokens
 
 urlpatterns = [
     path("", pages.dashboard, name="dashboard"),
@@ -18,6 +18,8 @@ urlpatterns = [
     path("projects/switch/", pages.switch_project, name="switch_project"),
     path("projects/<slug:slug>/", pages.project_detail, name="project_detail"),
     path("settings/", limits.settings_page, name="settings"),
+    path("account/tokens/", tokens.token_list, name="api_tokens"),
+    path("account/tokens/<int:pk>/revoke/", tokens.token_revoke, name="api_token_revoke"),
     path("", include("resources.urls")),
     path("", include("jobs.urls")),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -36,7 +36,9 @@ class AlreadySubmitted(Exception):
 
 
 @transaction.atomic
-def create_job(data: dict, *, user, project, form, cloned_from: Job | None = None) -> Job:
+def create_job(
+    data: dict, *, user, project, form, cloned_from: Job | None = None, via: str = ""
+) -> Job:
     """Save a job from a valid form's cleaned data; it starts queued, with a first event.
 
     The form checked the name and the urgent cap, but a concurrent submit may have taken
@@ -52,11 +54,12 @@ def create_job(data: dict, *, user, project, form, cloned_from: Job | None = Non
         Job.objects.filter(pk=job.pk).update(output_path=job.output_path)
     _save_choices(job, data, form)
     permissions.grant(job)
-    lifecycle.record(
-        job,
-        said(gettext_noop("Submitted by %(user)s: waiting in the queue."), user=user),
-        actor=user,
+    words = (
+        gettext_noop("Submitted by %(user)s through the API: waiting in the queue.")
+        if via == "api"
+        else gettext_noop("Submitted by %(user)s: waiting in the queue.")
     )
+    lifecycle.record(job, said(words, user=user), actor=user)
     transaction.on_commit(hooks.queue_changed)
     return job
 

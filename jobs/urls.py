@@ -1,5 +1,7 @@
 from django.urls import path
 
+from jobs.api import api
+from jobs.api.docs import api_docs
 from jobs.terminal import views as terminal
 from jobs.views import (
     detail,
@@ -16,11 +18,14 @@ from jobs.views import (
 )
 
 urlpatterns = [
+    path("api/v1/docs/", api_docs, name="api_docs"),
+    path("api/v1/", api.urls),
     path("jobs/", lists.job_list, name="job_list"),
     path("jobs/delete/", lists.bulk_delete, name="job_bulk_delete"),
     path("jobs/new/", form.job_new, name="job_new"),
     path("jobs/new/refresh/", form.job_form_refresh, name="job_form_refresh"),
     path("jobs/new/predict/", predict.job_form_predict, name="job_form_predict"),
+    path("jobs/new/export/", form.job_form_export, name="job_form_export"),
     path(
         "jobs/new/availability/",
         form_availability.job_form_availability,

@@ -29,6 +29,30 @@ def wait_until(condition: Callable[[], object], timeout: float = 20, interval: f
         time.sleep(interval)
 
 
+@contextlib.contextmanager
+def every(seconds: float, step: Callable[[], object], join: float = 30):
+    """Run ``step`` every ``seconds`` in a thread while the block lasts, as beat's tasks do
+    beside a test (the thread's database connection closed at its end)."""
+    from django.db import connection
+
+    done = threading.Event()
+
+    def loop():
+        try:
+            while not done.wait(seconds):
+                step()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(join)
+
+
 def run_coroutine(coroutine):
     """``asyncio.run`` in a thread of its own: Playwright's sync API (the browser tests of the
     same run) keeps an event loop running in the test's thread."""

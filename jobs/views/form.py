@@ -12,29 +12,18 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import trigger_client_event
 
-from console import limits, ratelimit
+from console import ratelimit
 from console.htmx import render_page
-from jobs.admission import prediction, refusals
-from jobs.forms import rules, suggestions
+from jobs import export
+from jobs.forms import suggestions
 from jobs.forms.job import JobForm
 from jobs.forms.rows import apply_row_action
 from jobs.models import Job
-from jobs.operations import UrgentCapReached
 from jobs.permissions import get_devenv_for_user, get_job_for_user
-from jobs.services import AlreadySubmitted, create_job, initial_from_job
+from jobs.services import initial_from_job
+from jobs.submission import defaults, submit
 
 CREATED = "created_job"
-
-
-def defaults(request: HttpRequest) -> dict:
-    offered = limits.current().durations_hours
-    return {
-        "duration_hours": next((h for h in offered if h >= 24), offered[-1]),
-        "graceful_shutdown_seconds": 30,
-        "node_count": 1,
-        "ps_count": 0,
-        "algorithm_read_only": True,
-    }
 
 
 def _acted_on(request: HttpRequest, action: str) -> JobForm:
@@ -104,27 +93,12 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=Fal
         wait = ratelimit.hit("submit", user)
         if wait is not None:
             return _too_many(request, form, cloned_from, wait)
-        draft = prediction.draft_from(form.cleaned_data, project) if form.is_valid() else None
-        refusal = refusals.refusal(draft) if draft else None
-        if refusal:
-            message = _("This job could never start: %(why)s.") % {"why": refusal.text}
-            form.add_error("specs", f"{message} {refusal.hint}".strip())
-        if form.is_valid():
-            try:
-                job = create_job(
-                    form.cleaned_data, user=user, project=project, form=form,
-                    cloned_from=cloned_from,
-                )  # fmt: skip
-            except AlreadySubmitted:  # the same form sent twice at once (a double click)
-                form.add_error("name", rules.name_taken(form.cleaned_data["name"]))
-            except UrgentCapReached as exc:  # a concurrent submit took the last urgent place
-                form.add_error("priority", rules.urgent_cap_message(exc.project, exc.held, exc.cap))
-            else:
-                prediction.remember(job, draft, user)
-                # The job page says it was created, with its status when the page is drawn:
-                # by then it may already be running.
-                request.session[CREATED] = job.pk
-                return redirect(job)
+        job = submit(form, user=user, project=project, cloned_from=cloned_from)
+        if job is not None:
+            # The job page says it was created, with its status when the page is drawn:
+            # by then it may already be running.
+            request.session[CREATED] = job.pk
+            return redirect(job)
         messages.error(request, _("The job was not created: see the fields marked below."))
         already = _namesake(form, user)
         return _render(request, form, status=422, cloned_from=cloned_from, already=already)
@@ -139,7 +113,7 @@ def _form_page(request: HttpRequest, initial: dict, cloned_from=None, resume=Fal
 @require_http_methods(["GET", "POST"])
 @login_required
 def job_new(request: HttpRequest) -> HttpResponse:
-    return _form_page(request, defaults(request))
+    return _form_page(request, defaults())
 
 
 @require_POST
@@ -159,7 +133,7 @@ def job_form_refresh(request: HttpRequest) -> HttpResponse:
 def job_clone(request: HttpRequest, pk: int) -> HttpResponse:
     job, _may_change = get_job_for_user(request.user, pk)
     resume = request.GET.get("resume") == "1"
-    initial = {**defaults(request), **initial_from_job(job, resume=resume)}
+    initial = {**defaults(), **initial_from_job(job, resume=resume)}
     return _form_page(request, initial, cloned_from=job, resume=resume)
 
 
@@ -168,7 +142,7 @@ def job_clone(request: HttpRequest, pk: int) -> HttpResponse:
 def job_from_devenv(request: HttpRequest, pk: int) -> HttpResponse:
     env = get_devenv_for_user(request.user, pk)
     initial = {
-        **defaults(request),
+        **defaults(),
         "name": env.name,
         "image": env.image_id,
         "specs": [env.spec_id],
@@ -180,3 +154,16 @@ def job_from_devenv(request: HttpRequest, pk: int) -> HttpResponse:
         initial[f"dataset_{i}_version"] = version.pk
         initial[f"dataset_{i}_read_only"] = True
     return _form_page(request, initial)
+
+
+@require_POST
+@login_required
+def job_form_export(request: HttpRequest) -> HttpResponse:
+    """The form as it stands, as job.yaml (SPEC I3): what was typed in the browser is what
+    a script submits. Nothing is checked or made; the file is downloaded."""
+    name = request.POST.get("name", "") or "job"
+    text = export.as_yaml(request.POST, user=request.user, project=request.project or None)
+    response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
+    safe = "".join(c for c in name if c.isalnum() or c in "-_")[:40] or "job"
+    response["Content-Disposition"] = f'attachment; filename="{safe}.yaml"'
+    return response

@@ -21,7 +21,7 @@ TAIL_BYTES = 64 * 1024  # what a page shows of a log at first; the download has 
 MORE_BYTES = 256 * 1024  # the most one follow-up request adds
 
 
-def _attempt(job: Job, request: HttpRequest) -> Attempt | None:
+def attempt_of(job: Job, request: HttpRequest) -> Attempt | None:
     """The attempt the query names (404 if it names none of the job's), else the latest."""
     attempts = job.attempts.order_by("-number")
     given = request.GET.get("attempt", "")
@@ -33,10 +33,10 @@ def _attempt(job: Job, request: HttpRequest) -> Attempt | None:
     return get_object_or_404(attempts, number=number)
 
 
-def _log_of(request: HttpRequest, pk: int) -> tuple[Job, Attempt, dict]:
+def log_of(request: HttpRequest, pk: int) -> tuple[Job, Attempt, dict]:
     """The job, attempt and replica whose log a request asks for; 404 for any other."""
     job, _may = get_job_for_user(request.user, pk)
-    attempt = _attempt(job, request)
+    attempt = attempt_of(job, request)
     if attempt is None:
         raise Http404
     return job, attempt, _replica(attempt, request)
@@ -53,7 +53,7 @@ def _replica(attempt: Attempt, request: HttpRequest) -> dict:
     return (entry or attempt.replicas)[0]
 
 
-def _offset(request: HttpRequest) -> int:
+def offset_of(request: HttpRequest) -> int:
     offset = whole_number(request.GET.get("offset", "0"))
     if offset is None:
         raise Http404
@@ -62,7 +62,7 @@ def _offset(request: HttpRequest) -> int:
 
 def log_context(job: Job, request: HttpRequest) -> dict:
     """The log panel: which attempt and replica, the tail of its log, where to follow from."""
-    attempt = _attempt(job, request)
+    attempt = attempt_of(job, request)
     if attempt is None:
         return {"job": job, "attempt": None}
     replica = _replica(attempt, request)
@@ -114,12 +114,9 @@ def job_logs(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "jobs/run_logs.html", log_context(job, request))
 
 
-@require_GET
-@login_required
-def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
-    """What the log has gained since ``offset``, and the element that asks again."""
-    job, attempt, replica = _log_of(request, pk)
-    offset = _offset(request)
+def read_on(attempt: Attempt, replica: dict, offset: int) -> tuple[str, int, bool, bool]:
+    """What ``replica``'s log has gained since ``offset``: the text, the offset after it,
+    whether the run is live and whether more is already there (the page and the API)."""
     live = attempt.live  # read before the log, so that the last lines are never missed
     try:
         backend = attempt_backend(attempt)
@@ -128,7 +125,15 @@ def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
         text, after = backend.logs(attempt.workload_id, replica["name"], offset, MORE_BYTES)
     except BackendError:
         text, after, live = "", offset, False
-    more = bool(text) and after - offset >= MORE_BYTES
+    return text, after, live, bool(text) and after - offset >= MORE_BYTES
+
+
+@require_GET
+@login_required
+def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
+    """What the log has gained since ``offset``, and the element that asks again."""
+    job, attempt, replica = log_of(request, pk)
+    text, after, live, more = read_on(attempt, replica, offset_of(request))
     return render(
         request,
         "jobs/run_log_more.html",
@@ -146,7 +151,7 @@ def job_logs_more(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @login_required
 def job_log_download(request: HttpRequest, pk: int) -> HttpResponse:
-    job, attempt, replica = _log_of(request, pk)
+    job, attempt, replica = log_of(request, pk)
     try:
         backend = attempt_backend(attempt)
         backend.log_size(attempt.workload_id, replica["name"])
@@ -169,7 +174,7 @@ def job_log_download(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def usage_context(job: Job, request: HttpRequest) -> dict:
-    attempt = _attempt(job, request)
+    attempt = attempt_of(job, request)
     if attempt is None:
         return {"job": job, "attempt": None, "replicas": []}
     limits = {r["name"]: r for r in attempt.replicas}

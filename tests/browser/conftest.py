@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
@@ -114,25 +113,12 @@ def logged_in(page: Page, user) -> None:
 @pytest.fixture
 def beat(settings):
     """What beat's sync task does every few seconds, in a thread, for the test's length."""
-    from django.db import connection
-
     from jobs.execution import runs
+    from tests.helpers import every
 
     settings.USAGE_SECONDS = 1
-    done = threading.Event()
-
-    def loop():
-        try:
-            while not done.wait(0.5):
-                runs.sync()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    yield
-    done.set()
-    thread.join()
+    with every(0.5, runs.sync):
+        yield
 
 
 @pytest.fixture

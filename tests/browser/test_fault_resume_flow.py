@@ -7,17 +7,15 @@ in English and in Chinese, and /cluster/ shows the isolated node."""
 from __future__ import annotations
 
 import re
-import threading
 
 import pytest
-from django.db import connection
 from playwright.sync_api import expect
 
 from console import limits
 from jobs.models import Phase
 from jobs.tasks import admit, watch_faults
 from resources.models import Image, Node
-from tests.helpers import wait_until
+from tests.helpers import every, wait_until
 from tests.jobs.execution_helpers import log_of, make_job, program
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("local_runs")]
@@ -29,20 +27,8 @@ STEPS = 60
 def inspection(admin):
     """Beat's fault watch, every half second, inspecting every second."""
     limits.save({"inspection_seconds": 1}, admin)
-    done = threading.Event()
-
-    def loop():
-        try:
-            while not done.wait(0.5):
-                watch_faults()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    yield
-    done.set()
-    thread.join(10)
+    with every(0.5, watch_faults, join=10):
+        yield
 
 
 def step_of(job) -> int:

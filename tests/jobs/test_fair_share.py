@@ -169,7 +169,7 @@ def test_a_few_seconds_of_use_never_reorder_teams_of_equal_weight(used):
     differs by seconds stand alike once ranked: 15 s against an hour's grace keeps each
     within half a percent of 1.0, inside the rounding step, so such noise never reorders
     the queue."""
-    equal = {p: 1 for p in used}
+    equal = dict.fromkeys(used, 1)
     ranked = rank(standing(used, equal, GRACE))
     assert len(set(ranked.values())) == 1, ranked
     # And the grace keeps the order of real differences.

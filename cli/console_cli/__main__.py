@@ -1,0 +1,3 @@
+from console_cli.main import main
+
+main()
