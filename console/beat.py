@@ -20,6 +20,8 @@ SCHEDULE = {
     # Inspection (at the admin's period), the performance and hang watch, elastic growth.
     "watch-faults": every("jobs.tasks.watch_faults", "FAULT_WATCH_SECONDS", 1),
     "sync-tools": every("jobs.tasks.sync_tools", "TOOL_SYNC_SECONDS", 10),
+    # Job events told to their owners (SPEC I4): email, webhooks, chat.
+    "scan-notices": every("jobs.tasks.scan_notices", "NOTICE_SECONDS", 5),
     # The hours a failed job is kept for its debug terminal (SPEC J20), once over.
     "end-debugging": {"task": "jobs.tasks.end_debugging", "schedule": 60.0},
     "sync-inventory": every("resources.tasks.sync_inventory", "INVENTORY_SYNC_SECONDS", 30, 5),

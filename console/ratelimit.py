@@ -39,7 +39,7 @@ KINDS = {
     "tool": _("tools started or stopped"),
     "catalog": _("catalog changes"),
     "settings": _("settings and inventory changes"),
-    "token": _("API tokens made or revoked"),
+    "account": _("changes to your API tokens and notifications"),
 }
 
 

@@ -219,7 +219,7 @@ RATE_LIMITS = {
         "tool": (20, 60),
         "catalog": (60, 60),
         "settings": (60, 60),
-        "token": (20, 60),
+        "account": (20, 60),
     }.items()
 }
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from console import rows
 from console.words import Said
-from jobs.models import STATUS_OF_PHASE, Job, JobEvent, Phase
+from jobs.models import STATUS_OF_PHASE, Job, JobEvent, Notice, Phase
 
 ALLOWED: dict[str, set[str]] = {
     Phase.QUEUED: {Phase.ADMITTED, Phase.STOPPED, Phase.ERROR},
@@ -72,7 +72,7 @@ def move(
         moved = Job.objects.filter(pk=job.pk, phase=job.phase).update(**values)
         if not moved:
             return False
-        JobEvent.objects.create(**_event(job, now, kind, to, message, item, actor))
+        JobEvent.objects.create(**_event(job, now, kind, to, message, item, actor, moved=True))
     for name, value in values.items():
         setattr(job, name, value)
     return True
@@ -102,7 +102,7 @@ def move_all[J: (Job, Moving)](moves: Iterable[tuple[J, str, dict]], to: str) ->
         moved = [(job, message, _values(to, fields, now)) for job, message, fields in moves
                  if job.pk in still]  # fmt: skip
         rows.update(Job, {job.pk: values for job, _, values in moved})
-        rows.insert(JobEvent, (_event(job, now, JobEvent.Kind.INFO, to, message, "", None)
+        rows.insert(JobEvent, (_event(job, now, JobEvent.Kind.INFO, to, message, "", None, True)
                                for job, message, _ in moved))  # fmt: skip
     for job, _, values in moved:
         if isinstance(job, Moving):
@@ -130,11 +130,35 @@ def _values(to: str, fields: dict, now) -> dict:
     return values
 
 
-def _event(job: Job | Moving, now, kind: str, to: str, message: str, item: str, actor) -> dict:
+# What a move to each phase tells the job's owner (SPEC I4).
+NOTICE_OF_MOVE = {
+    Phase.RUNNING: Notice.STARTED,
+    Phase.SUCCEEDED: Notice.SUCCEEDED,
+    Phase.ERROR: Notice.FAILED,
+    Phase.RESTARTING: Notice.FAULT,
+    Phase.RESUMING: Notice.FAULT,
+    Phase.STOPPED: Notice.STOPPED,
+    Phase.EXPIRED: Notice.STOPPED,
+}
+
+
+def notice_of(moved: bool, to: str, kind: str, item: str) -> str:
+    """What an event tells its job's owner: a move by where it goes; of the other events,
+    a job's boards reclaimed (its warning, not the claimant's) and an idle warning."""
+    if moved:
+        return NOTICE_OF_MOVE.get(to, "")
+    if item == "reclaim" and kind == JobEvent.Kind.WARNING:
+        return Notice.PREEMPTED
+    return Notice.IDLE if item == "idle" else ""
+
+
+def _event(job: Job | Moving, now, kind: str, to: str, message: str, item: str, actor,
+           moved: bool = False) -> dict:  # fmt: skip
     """A JobEvent's fields."""
     return {
         "job_id": job.pk, "at": now, "kind": kind, "phase": to, "message": str(message)[:1000],
         "said": _said(message), "item": item, "actor_id": getattr(actor, "pk", None),
+        "notice": notice_of(moved, to, kind, item),
     }  # fmt: skip
 
 

@@ -80,11 +80,22 @@ def _unsaved_job(data: dict, *, user, project, cloned_from: Job | None) -> Job:
     if data.get("perf_detection"):
         job.perf_threshold, job.perf_policy = data.get("perf_threshold"), data.get("perf_policy")
     job.max_restarts = (data.get("max_restarts") or 0) if job.fault_restart_enabled else 0
+    job.notify_on = _told(data.get("notify_on"), user)
     if job.job_type == JobType.REGULAR:
         job.algorithm = data.get("algorithm")
         job.algorithm_read_only = bool(data.get("algorithm_read_only"))
         job.command = data.get("command", "")
     return job
+
+
+def _told(chosen, user) -> list[str] | None:
+    """What the job's owner is told of it: None (their defaults, as they change) unless the
+    form says otherwise."""
+    from jobs.forms.job import told_by_default
+
+    if chosen is None or sorted(chosen) == sorted(told_by_default(user)):
+        return None
+    return list(chosen)
 
 
 def _save_choices(job: Job, data: dict, form) -> None:
@@ -153,6 +164,7 @@ def initial_from_job(job: Job, *, resume: bool = False) -> dict:
         perf_threshold=job.perf_threshold,
         perf_policy=job.perf_policy,
         max_restarts=job.max_restarts or None,
+        **({"notify_on": list(job.notify_on)} if job.notify_on is not None else {}),
         annotations=[a.version_id for a in job.annotations.all()],
         models=[m.version_id for m in job.models.all()],
         volumes=[v.volume_id for v in job.volumes.all()],

@@ -91,6 +91,38 @@ def stop_workload(workload_id: str, cluster_id: int | None, graceful_seconds: in
     backend_of(cluster_id).stop(workload_id, graceful_seconds)
 
 
+@shared_task
+def scan_notices() -> list[int]:
+    """Job events worth telling, made into deliveries (SPEC I4; jobs/notify)."""
+    from jobs.notify.scan import scan, stranded
+
+    return scan() + stranded()
+
+
+# A delivery that fails is tried again after 10 s, 20 s, 40 s… (at most 10 minutes apart),
+# six times in all; then its log says it failed.
+DELIVERY_TRIES = 6
+
+
+@shared_task(bind=True, max_retries=DELIVERY_TRIES - 1)
+def deliver(self, delivery_id: int) -> bool:
+    from jobs.models import Delivery
+    from jobs.notify.send import Undelivered, send
+
+    delivery = (
+        Delivery.objects.select_related("job", "job__owner", "job__project", "event")
+        .filter(pk=delivery_id)
+        .exclude(state=Delivery.State.SENT)
+        .first()
+    )
+    if delivery is None:
+        return False
+    try:
+        return send(delivery, last=self.request.retries >= self.max_retries)
+    except Undelivered as exc:
+        raise self.retry(exc=exc, countdown=min(600, 10 * 2**self.request.retries)) from exc
+
+
 @worker_ready.connect
 def _recover(**_kwargs) -> None:
     """A worker (re)starts: jobs kept running without it (their supervisors outlive it);

@@ -9,6 +9,7 @@ from jobs.views import (
     form,
     form_availability,
     lists,
+    notifications,
     operations,
     outputs,
     predict,
@@ -19,6 +20,7 @@ from jobs.views import (
 
 urlpatterns = [
     path("api/v1/docs/", api_docs, name="api_docs"),
+    path("account/notifications/", notifications.notifications, name="notifications"),
     path("api/v1/", api.urls),
     path("jobs/", lists.job_list, name="job_list"),
     path("jobs/delete/", lists.bulk_delete, name="job_bulk_delete"),

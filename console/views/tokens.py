@@ -75,7 +75,7 @@ class TokenForm(forms.Form):
 
 @require_http_methods(["GET", "POST"])
 @login_required
-@rate_limited("token", back="api_tokens")
+@rate_limited("account", back="api_tokens")
 def token_list(request: HttpRequest) -> HttpResponse:
     user = request.user
     form = TokenForm(request.POST or None, user=user)
@@ -105,7 +105,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-@rate_limited("token", back="api_tokens")
+@rate_limited("account", back="api_tokens")
 def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     row = tokens.visible(request.user).filter(pk=whole_number(str(pk))).first()
     if row is None:

@@ -52,26 +52,47 @@ def bound_form(payload: dict, *, user, project, kind=JobForm):
 
 
 def _plain(value):
+    """A JSON value as a form post carries it. JSON may hold a lone surrogate, which no
+    posted form can (Django decodes a post's bytes, replacing what is not UTF-8): it is
+    replaced the same way, so the form sees text it can check, store or refuse."""
     if isinstance(value, bool):
         return "on" if value else ""
     if isinstance(value, list):
         return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
     return "" if value is None else value
 
 
+def _storable(text: str) -> bool:
+    """Whether PostgreSQL can hold ``text``: no NUL, no lone surrogate. Other text names no
+    choice: it is left for the form to refuse."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
 def _by_name(field, value):
-    """``value`` for ``field``: a model choice named rather than numbered becomes its id
-    (among the choices the form offers this user, so naming reaches nothing more)."""
+    """``value`` for ``field``, shaped as a posted form gives it: a list for a field of many
+    choices, one value for the others; a model choice named rather than numbered becomes
+    its id (among the choices the form offers this user, so naming reaches nothing more)."""
     if isinstance(field, forms.BooleanField):
         return bool(value) and value not in ("false", "0", "off")
+    many = isinstance(field, forms.MultipleChoiceField | forms.ModelMultipleChoiceField)
+    values = [_plain(v) for v in (value if isinstance(value, list) else [value])]
     queryset = getattr(field, "queryset", None)
-    if queryset is None or getattr(field, "to_field_name", None):
-        return _plain(value)
-    if not any(f.name == "name" for f in queryset.model._meta.get_fields()):
-        return _plain(value)
-    many = isinstance(field, forms.ModelMultipleChoiceField)
-    values = value if isinstance(value, list) else [value]
-    named = [v for v in values if isinstance(v, str) and not v.isdigit()]
-    ids = dict(queryset.filter(name__in=named).values_list("name", "pk")) if named else {}
-    found = [ids.get(v, v) if isinstance(v, str) else v for v in values]
-    return found if many else (found[0] if found else "")
+    if (
+        queryset is not None
+        and not getattr(field, "to_field_name", None)
+        and any(f.name == "name" for f in queryset.model._meta.get_fields())
+    ):
+        named = [v for v in values if isinstance(v, str) and not v.isdigit() and _storable(v)]
+        ids = dict(queryset.filter(name__in=named).values_list("name", "pk")) if named else {}
+        values = [ids.get(v, v) if isinstance(v, str) else v for v in values]
+    if many:
+        return values
+    if isinstance(value, list):  # one value wanted, several given: the form says so
+        return values
+    return values[0]

@@ -13,7 +13,15 @@ from console.sharing import Access
 from console.widgets import speed_up_selects, word_empty_choices
 from jobs.forms import choices, draft, rows, rules, suggestions
 from jobs.forms.draft import placement_fields
-from jobs.models import JobType, Mode, PerformancePolicy, Priority
+from jobs.models import (
+    Channel,
+    JobType,
+    Mode,
+    Notice,
+    NotificationPrefs,
+    PerformancePolicy,
+    Priority,
+)
 from resources.catalog import storage
 from resources.models import Node
 
@@ -35,6 +43,15 @@ class VersionsField(forms.ModelMultipleChoiceField):
 class SpecsField(forms.ModelMultipleChoiceField):
     def label_from_instance(self, spec):
         return f"{spec.name} — {spec.summary()}"
+
+
+def told_by_default(user) -> list[str]:
+    """What ``user`` is told of a job on some channel by default (SPEC I4)."""
+    if not getattr(user, "is_authenticated", False):
+        return []
+    prefs = NotificationPrefs.of(user)
+    wanted = {n for channel in Channel.values for n in prefs.wanted(channel)}
+    return [value for value in Notice.values if value in wanted]
 
 
 class JobForm(forms.Form):
@@ -144,10 +161,17 @@ class JobForm(forms.Form):
                     "after-stop script."),
     )  # fmt: skip
 
+    notify_on = forms.MultipleChoiceField(
+        label=_("Tell me when"), required=False, choices=Notice.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("By your notification settings' channels (email, webhooks, chat)."),
+    )  # fmt: skip
+
     def __init__(self, *args, user, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.user, self.project = user, project
         self.limits = limits.current()
+        self.fields["notify_on"].initial = told_by_default(user)
         self.fields["algorithm"].queryset = choices.algorithms(user)
         self.fields["annotations"].queryset = choices.annotation_versions(user)
         self.fields["models"].queryset = choices.model_versions(user)

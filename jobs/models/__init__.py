@@ -20,6 +20,15 @@ from jobs.models.job import (
     Status,
     SubTask,
 )
+from jobs.models.notify import (
+    Channel,
+    ChatTarget,
+    Delivery,
+    Notice,
+    NoticeMark,
+    NotificationPrefs,
+    Webhook,
+)
 from jobs.models.predictions import JobPrediction
 from jobs.models.tools import Tool
 
@@ -27,6 +36,9 @@ __all__ = [
     "LIVE_STATUSES",
     "STATUS_OF_PHASE",
     "Attempt",
+    "Channel",
+    "ChatTarget",
+    "Delivery",
     "DevEnvironment",
     "FaultRecord",
     "Job",
@@ -41,6 +53,9 @@ __all__ = [
     "JobUserObjectPermission",
     "JobVolume",
     "Mode",
+    "Notice",
+    "NoticeMark",
+    "NotificationPrefs",
     "PerformancePolicy",
     "Phase",
     "Priority",
@@ -48,4 +63,5 @@ __all__ = [
     "SubTask",
     "Tool",
     "UsageSample",
+    "Webhook",
 ]

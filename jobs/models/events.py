@@ -21,6 +21,9 @@ class JobEvent(models.Model):
     said = models.JSONField(null=True, blank=True)
     # The keyword people search logs for (seed 004: "item"), e.g. "dns", "disk-size root".
     item = models.CharField(max_length=40, blank=True)
+    # What it tells the job's owner (jobs.models.notify.Notice; "" for nothing): the
+    # notifications read the events that have one (jobs/notify).
+    notice = models.CharField(max_length=12, blank=True, default="")
     actor = models.ForeignKey(
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

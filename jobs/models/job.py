@@ -215,6 +215,8 @@ class Job(models.Model):
     lifecycle_before_start = models.TextField(_("before start"), blank=True)
     lifecycle_after_stop = models.TextField(_("after stop"), blank=True)
     lifecycle_on_failure = models.TextField(_("on failure"), blank=True)
+    # What its owner is told of it (SPEC I4), on their channels; null: their defaults.
+    notify_on = ArrayField(models.CharField(max_length=12), null=True, blank=True)
 
     status = models.CharField(_("status"), max_length=10, choices=Status, default=Status.QUEUED)
     phase = models.CharField(_("phase"), max_length=10, choices=Phase, default=Phase.QUEUED)

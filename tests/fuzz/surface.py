@@ -115,6 +115,7 @@ PARAMETERS: dict[str, set[str]] = {
     "queue_priority": {"priority"},
     "set_language": {"language", "next"},
     "api_tokens": {"name", "scope", "expires"},
+    "notifications": {"action", "email", "webhook", "chat", "url", "id"},
     "api_token_revoke": set(),
     "api_docs": set(),
     # The JSON API (jobs/api): its query parameters. Its bodies are JSON, which a form post
