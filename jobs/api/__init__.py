@@ -15,7 +15,7 @@ from django.http import Http404
 from django.utils.translation import gettext as _
 from ninja import NinjaAPI
 
-from jobs.api import changes, jobs, me, queue, runs
+from jobs.api import changes, cluster, jobs, me, queue, runs
 from jobs.api.auth import SessionAuth, TokenAuth
 
 api = NinjaAPI(
@@ -31,6 +31,7 @@ api.add_router("/jobs", changes.router)
 api.add_router("/jobs", runs.router)
 api.add_router("/queue", queue.router)
 api.add_router("/me", me.router)
+api.add_router("", cluster.router)
 
 
 @api.exception_handler(PermissionDenied)

@@ -3,6 +3,7 @@ the form's refusals word for word (English and Chinese), rate limits, and the ev
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
@@ -17,8 +18,11 @@ from tests.jobs.factories import JobFactory
 from tests.jobs.test_form import REFUSALS
 
 
+NAMES = itertools.count()
+
+
 def bearer(user, scope=ApiToken.Scope.WRITE) -> Client:
-    _row, text = tokens.issue(user, f"t-{user.username}-{scope}", scope)
+    _row, text = tokens.issue(user, f"t-{user.username}-{scope}-{next(NAMES)}", scope)
     return Client(HTTP_AUTHORIZATION=f"Bearer {text}")
 
 

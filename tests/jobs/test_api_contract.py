@@ -1,8 +1,8 @@
 """The API's contract (SPEC I1): every operation of its OpenAPI document, called as each
 role of the permission matrix, answers without a 5xx and with the status SPEC P gives that
-role: the owner and an admin may read and change, a member the job is shared read-only
-with may read (403 on a change), an outsider gets 404, a read-only token 403 on any change,
-anonymous 401."""
+role: the owner and an admin may read and change, a member the job is shared read-write
+with too, a member or the project's lead it is shared read-only with may read (403 on a
+change), an outsider gets 404, a read-only token 403 on any change, anonymous 401."""
 
 from __future__ import annotations
 
@@ -17,11 +17,14 @@ from console.models import ApiToken
 from tests.jobs.factories import JobFactory
 
 READS = {"get"}
-# What each role gets for an operation on alice's job, shared read-only with her project.
+# What each role gets for an operation on alice's job, shared read-only with her project
+# (read-write for the writer).
 EXPECTED = {
     "owner": {"read": {200}, "change": {200, 201, 204, 409, 422}},
     "admin": {"read": {200}, "change": {200, 201, 204, 409, 422}},
     "member": {"read": {200}, "change": {403}},
+    "lead": {"read": {200}, "change": {403}},
+    "writer": {"read": {200}, "change": {200, 201, 204, 409, 422}},
     "reader": {"read": {200}, "change": {403}},
     "outsider": {"read": {404}, "change": {404}},
     "anonymous": {"read": {401}, "change": {401}},
@@ -37,16 +40,22 @@ def operations(schema: dict):
             yield method, path
 
 
-def role_clients(alice, bob, charlie, admin) -> dict[str, Client]:
+def role_clients(alice, bob, charlie, admin, lead) -> dict[str, Client]:
     def bearer(user, scope="write"):
         _row, text = tokens.issue(user, f"contract-{scope}", scope)
         return Client(HTTP_AUTHORIZATION=f"Bearer {text}")
 
     return {
         "owner": bearer(alice), "admin": bearer(admin), "member": bearer(bob),
+        "lead": bearer(lead), "writer": Client(HTTP_AUTHORIZATION=bob_rw(bob)),
         "reader": bearer(alice, ApiToken.Scope.READ), "outsider": bearer(charlie),
         "anonymous": Client(),
     }  # fmt: skip
+
+
+def bob_rw(bob) -> str:
+    _row, text = tokens.issue(bob, "contract-rw", "write")
+    return f"Bearer {text}"
 
 
 def call(client: Client, method: str, path: str, job_post):
@@ -62,16 +71,17 @@ def call(client: Client, method: str, path: str, job_post):
 
 @pytest.mark.parametrize("role", list(EXPECTED))
 def test_every_operation_answers_each_role_as_the_matrix_says(
-    role, alice, bob, charlie, admin, vision, job_post
+    role, alice, bob, charlie, admin, lead, vision, job_post
 ):
-    clients = role_clients(alice, bob, charlie, admin)
+    clients = role_clients(alice, bob, charlie, admin, lead)
+    access = "read_write" if role == "writer" else "read_only"
     schema = clients["owner"].get("/api/v1/openapi.json").json()
     seen = []
     # Deleting last: the other operations need the job.
     ordered = sorted(operations(schema), key=lambda op: op[0] == "delete")
     for method, template in ordered:
-        job = JobFactory(owner=alice, project=vision, others_access="read_only")
-        path = re.sub(r"\{job_id\}", str(job.pk), template)
+        job = JobFactory(owner=alice, project=vision, others_access=access)
+        path = re.sub(r"\{job_id\}", str(job.pk), template).replace("{kind}", "datasets")
         answer = call(clients[role], method, path, job_post)
         assert answer.status_code < 500, (role, method, path, answer.content[:300])
         seen.append((method, template))
@@ -87,7 +97,7 @@ def test_every_operation_answers_each_role_as_the_matrix_says(
                 assert answer.status_code in (200, 201), (role, method, path, answer.content)
             continue
         kind = "read" if method in READS else "change"
-        if kind == "change" and template.endswith("/clone") and role == "member":
+        if kind == "change" and template.endswith("/clone") and role in ("member", "lead"):
             expected = {201}  # a job one may see may be cloned as one's own
         else:
             expected = EXPECTED[role][kind]
