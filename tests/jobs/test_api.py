@@ -17,7 +17,6 @@ from jobs.models import Job
 from tests.jobs.factories import JobFactory
 from tests.jobs.test_form import REFUSALS
 
-
 NAMES = itertools.count()
 
 
