@@ -64,8 +64,13 @@ class NotificationPrefs(models.Model):
     @classmethod
     def of(cls, user) -> NotificationPrefs:
         """The user's settings; the defaults (unsaved) when they never chose."""
-        found = cls.objects.filter(user=user).first()
-        return found or cls(user=user, **{str(k): list(v) for k, v in DEFAULTS.items()})
+        found = cls.objects.filter(user=user).first() if user.pk else None
+        return found or cls.defaults(user)
+
+    @classmethod
+    def defaults(cls, user) -> NotificationPrefs:
+        """What a user who never chose is told (unsaved)."""
+        return cls(user=user, **{str(k): list(v) for k, v in DEFAULTS.items()})
 
     def wanted(self, channel: str) -> list[str]:
         return list(getattr(self, channel))

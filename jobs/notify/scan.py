@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from datetime import timedelta
 
 from django.db import transaction
@@ -26,12 +27,27 @@ LOOKBACK = 200  # event ids read again below the mark (see scan)
 STRANDED = timedelta(minutes=5)
 
 
-def targets(user) -> dict[str, list[str]]:
-    """Where ``user`` can be told: their email, webhooks and chat services."""
+def owners_of(users: dict) -> dict[int, tuple[NotificationPrefs, dict[str, list[str]]]]:
+    """For each of ``users`` (id -> user), their settings and where they can be told
+    (email, webhooks, chat services): three queries for a batch, whatever its owners."""
+    prefs = {p.user_id: p for p in NotificationPrefs.objects.filter(user_id__in=users)}
+    hooks: dict[int, list[str]] = defaultdict(list)
+    for user_id, url in Webhook.objects.filter(user_id__in=users).values_list("user_id", "url"):
+        hooks[user_id].append(url)
+    chats: dict[int, list[str]] = defaultdict(list)
+    rows = ChatTarget.objects.filter(user_id__in=users).values_list("user_id", "url")
+    for user_id, url in rows:
+        chats[user_id].append(url)
     return {
-        Channel.EMAIL: [user.email.strip()] if reachable(user) else [],
-        Channel.WEBHOOK: list(Webhook.objects.filter(user=user).values_list("url", flat=True)),
-        Channel.CHAT: list(ChatTarget.objects.filter(user=user).values_list("url", flat=True)),
+        pk: (
+            prefs.get(pk) or NotificationPrefs.defaults(user),
+            {
+                Channel.EMAIL: [user.email.strip()] if reachable(user) else [],
+                Channel.WEBHOOK: hooks[pk],
+                Channel.CHAT: chats[pk],
+            },
+        )
+        for pk, user in users.items()
     }
 
 
@@ -70,13 +86,10 @@ def scan() -> list[int]:
         )
         if not events:
             return []
+        owners = owners_of({e.job.owner_id: e.job.owner for e in events})
         made: list[Delivery] = []
-        owners: dict[int, tuple] = {}
         for event in events:
-            owner = event.job.owner
-            if owner.pk not in owners:
-                owners[owner.pk] = (NotificationPrefs.of(owner), targets(owner))
-            made += deliveries_of(event, *owners[owner.pk])
+            made += deliveries_of(event, *owners[event.job.owner_id])
         Delivery.objects.bulk_create(made, ignore_conflicts=True)
         mark.last_event = max(mark.last_event, events[-1].pk)
         mark.save(update_fields=["last_event"])

@@ -11,6 +11,7 @@ import sys
 import time
 
 from tests.bench import (
+    api,
     cluster,
     execution,
     faults,
@@ -41,6 +42,7 @@ BENCHMARKS = {
     "faults": faults.fault_recovery,
     "tools": tools.tool_pages,
     "load": load.under_load,
+    "api": api.api,
 }
 
 
