@@ -85,6 +85,20 @@ class Client:
                           body.get("errors") if isinstance(body, dict) else None)  # fmt: skip
         return body
 
+    def text(self, path: str) -> str:
+        """An answer that is not JSON (a job.yaml)."""
+        try:
+            response = self.http.get(path)
+        except httpx.HTTPError as exc:
+            raise Unreachable(str(exc)) from exc
+        if response.status_code >= 400:
+            try:
+                detail = response.json().get("detail", response.reason_phrase)
+            except ValueError:
+                detail = response.reason_phrase
+            raise Refused(response.status_code, str(detail))
+        return response.text
+
     def get(self, path: str, **params):
         return self.call("GET", path, params={k: v for k, v in params.items() if v is not None})
 

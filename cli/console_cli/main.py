@@ -177,6 +177,14 @@ def clone(ctx, job_id: int, changes: tuple[str, ...]) -> None:
 
 @cli.command()
 @click.argument("job_id", type=int)
+@click.pass_context
+def export(ctx, job_id: int) -> None:
+    """A job as job.yaml (what `submit` takes), on standard output."""
+    click.echo(client(ctx).text(f"/jobs/{job_id}/yaml"), nl=False)
+
+
+@cli.command()
+@click.argument("job_id", type=int)
 @click.option("--interval", default=5.0, show_default=True, help="Seconds between looks.")
 @click.option("--timeout", type=float, help="Give up after this many seconds (exit 4).")
 @click.pass_context

@@ -124,7 +124,9 @@ def read_on(attempt: Attempt, replica: dict, offset: int) -> tuple[str, int, boo
         offset = min(offset, backend.log_size(attempt.workload_id, replica["name"]))
         text, after = backend.logs(attempt.workload_id, replica["name"], offset, MORE_BYTES)
     except BackendError:
-        text, after, live = "", offset, False
+        # No log to read: not written yet (a run just starting: follow on while it is
+        # live), or cleaned up, or the backend away (an ended run: nothing more will come).
+        text, after = "", offset
     return text, after, live, bool(text) and after - offset >= MORE_BYTES
 
 

@@ -99,7 +99,9 @@ def test_a_ddp_job_from_job_yaml_is_followed_and_waited_for(
     assert [j["name"] for j in json.loads(listed.stdout)] == ["ddp-cli"]
 
     # The job as job.yaml submits the same job again (under another name).
-    exported = yaml.safe_load(_yaml(live_server.url, token, job_id))
+    printed = cli(tmp_path, live_server.url, "export", str(job_id))
+    assert printed.returncode == 0 and printed.stdout == _yaml(live_server.url, token, job_id)
+    exported = yaml.safe_load(printed.stdout)
     assert {k: exported[k] for k in ("algorithm", "image", "mode", "specs", "node_count")} == {
         "algorithm": "ddp", "image": "pytorch-2", "mode": "pytorch", "specs": ["gpu-1"],
         "node_count": 2,
