@@ -95,6 +95,7 @@ RETENTION = _("Retention")
 LIFECYCLE = _("Lifecycle scripts")
 SHARING = _("Sharing")
 IDLE = _("Idle capacity")
+NOTIFICATIONS = _("Notifications")
 
 IDLE_POLICIES = (
     ("warn", _("Warn the owner (event and email)")),
@@ -252,6 +253,13 @@ LIMITS: tuple[Limit, ...] = (
         "sharing_enabled", "bool", True, _("Sharing allowed"),
         _("When off, a job's others' access can only be “none”."),
         SHARING,
+    ),
+    Limit(
+        "webhooks_inside", "bool", False, _("Webhooks into the console's network"),
+        _("When off, a webhook may not point at this machine or a private network "
+          "(loopback, 10.x, 172.16–31.x, 192.168.x, link-local), so that nobody can make the "
+          "console's worker reach what only it can reach. Turn it on for receivers inside."),
+        NOTIFICATIONS,
     ),
 )  # fmt: skip
 

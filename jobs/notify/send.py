@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 
 from jobs.faults.alerts import job_url
 from jobs.models import Channel, Delivery, Notice, Webhook
+from jobs.notify import addresses
 
 TIMEOUT = 10.0  # seconds a webhook or chat service may take to answer
 
@@ -76,6 +77,10 @@ def _webhook(delivery: Delivery) -> str:
     hook = Webhook.objects.filter(user_id=delivery.user_id, url=delivery.target).first()
     if hook is None:
         raise Undelivered(_("The webhook was removed."))
+    address = addresses.refused(delivery.target)
+    if address:
+        raise Undelivered(_("Not sent: the address is inside the console's network (%(address)s).")
+                          % {"address": address})  # fmt: skip
     body = json.dumps(payload(delivery), ensure_ascii=False).encode()
     stamp = int(time.time())
     headers = {

@@ -21,6 +21,7 @@ from console.params import whole_number
 from console.ratelimit import rate_limited
 from jobs.faults.alerts import reachable
 from jobs.models import Channel, ChatTarget, Delivery, Notice, NotificationPrefs, Webhook
+from jobs.notify import addresses
 
 LOG_ROWS = 50
 
@@ -52,6 +53,12 @@ class WebhookForm(forms.Form):
             raise forms.ValidationError(_("A webhook is an http:// or https:// address."))
         if Webhook.objects.filter(user=self.user, url=url).exists():
             raise forms.ValidationError(_("This webhook is there already."))
+        address = addresses.refused(url)
+        if address:
+            raise forms.ValidationError(
+                _("This address is inside the console's network (%(address)s): an admin must "
+                  "allow webhooks there (Settings, Notifications).") % {"address": address}
+            )  # fmt: skip
         return url
 
 

@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.core import mail
 
+from console import limits
 from jobs import lifecycle
 from jobs.models import Delivery, JobEvent, Notice, NotificationPrefs, Phase, Webhook
 from jobs.notify.scan import scan
@@ -43,6 +44,12 @@ def test_a_move_tells_what_its_phase_says(to):
 )  # fmt: skip
 def test_other_events_tell_a_reclaim_and_an_idle_warning(item, kind, notice):
     assert lifecycle.notice_of(False, Phase.RUNNING, kind, item) == notice
+
+
+@pytest.fixture(autouse=True)
+def receivers_inside(admin):
+    """The receivers here are on loopback: the admin allows webhooks there."""
+    limits.save({"webhooks_inside": True}, admin)
 
 
 class Receiver:
@@ -168,3 +175,23 @@ def test_the_page_keeps_the_settings_and_refuses_bad_places(client, alice):
                                                     "url": "json://127.0.0.1:9/x"})  # fmt: skip
     assert added.status_code == 302 and alice.chat_targets.count() == 1
     assert JobEvent.objects.count() == 0
+
+
+def test_webhooks_into_the_console_s_network_need_the_admin_s_leave(client, alice, vision, admin,
+                                                                     receiver):  # fmt: skip
+    """Off (the default), a webhook to loopback or a private address is refused when added,
+    and one already there is not called: its delivery fails, saying why."""
+    limits.save({"webhooks_inside": False}, admin)
+    client.force_login(alice)
+    for url in (receiver.url("/in"), "http://10.1.2.3/x", "http://localhost:9/x"):
+        answer = client.post("/account/notifications/", {"action": "webhook", "url": url})
+        assert answer.status_code == 422, url
+        assert "inside the console&#x27;s network" in answer.content.decode()
+    assert not Webhook.objects.exists()
+    Webhook.objects.create(user=alice, url=receiver.url("/in"))  # added while it was allowed
+    job = JobFactory(owner=alice, project=vision)
+    run(job, Phase.ADMITTED, Phase.STARTING, Phase.RUNNING)
+    (pk,) = send_all()
+    delivery = Delivery.objects.get(pk=pk)
+    assert delivery.state == Delivery.State.FAILED and "inside the console" in delivery.answer
+    assert receiver.got == []
