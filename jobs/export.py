@@ -11,6 +11,7 @@ from __future__ import annotations
 import yaml
 from django import forms
 
+from jobs.forms import choices
 from jobs.forms.job import JobForm
 from jobs.submission import defaults
 
@@ -21,12 +22,10 @@ HEADER = "# A training job: `console-cli submit job.yaml`, or the API's POST /ap
 
 def _named(field, value):
     """``value`` (an id, or ids) of a model choice as the choice's name where it has one."""
-    queryset = getattr(field, "queryset", None)
+    queryset = choices.named(field)
     many = isinstance(field, forms.ModelMultipleChoiceField)
     values = value if isinstance(value, list | tuple) else [value]
-    if queryset is None or getattr(field, "to_field_name", None):
-        return values if many else value
-    if not any(f.name == "name" for f in queryset.model._meta.get_fields()):
+    if queryset is None:
         return values if many else value
     ids = [int(v) for v in values if str(v).isdigit()]
     names = dict(queryset.filter(pk__in=ids).values_list("pk", "name"))

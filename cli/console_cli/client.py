@@ -66,13 +66,17 @@ class Client:
             base_url=f"{settings.url}/api/v1", headers=headers, timeout=timeout
         )
 
-    def call(self, method: str, path: str, **kwargs):
+    def call(self, method: str, path: str, *, raw: bool = False, **kwargs):
+        """The answer's JSON (its text with ``raw``, e.g. a job.yaml); a refusal raises
+        :class:`Refused` with the console's words."""
         try:
             response = self.http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise Unreachable(str(exc)) from exc
         if response.status_code == 204:
             return None
+        if raw and response.status_code < 400:
+            return response.text
         try:
             body = response.json()
         except ValueError:
@@ -87,17 +91,7 @@ class Client:
 
     def text(self, path: str) -> str:
         """An answer that is not JSON (a job.yaml)."""
-        try:
-            response = self.http.get(path)
-        except httpx.HTTPError as exc:
-            raise Unreachable(str(exc)) from exc
-        if response.status_code >= 400:
-            try:
-                detail = response.json().get("detail", response.reason_phrase)
-            except ValueError:
-                detail = response.reason_phrase
-            raise Refused(response.status_code, str(detail))
-        return response.text
+        return self.call("GET", path, raw=True)
 
     def get(self, path: str, **params):
         return self.call("GET", path, params={k: v for k, v in params.items() if v is not None})

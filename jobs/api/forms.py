@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from ninja.errors import HttpError
 
 from console.models import Project
+from jobs.forms import choices
 from jobs.forms.job import JobForm
 from jobs.submission import defaults
 
@@ -64,16 +65,6 @@ def _plain(value):
     return "" if value is None else value
 
 
-def _storable(text: str) -> bool:
-    """Whether PostgreSQL can hold ``text``: no NUL, no lone surrogate. Other text names no
-    choice: it is left for the form to refuse."""
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return "\x00" not in text
-
-
 def _by_name(field, value):
     """``value`` for ``field``, shaped as a posted form gives it: a list for a field of many
     choices, one value for the others; a model choice named rather than numbered becomes
@@ -82,13 +73,10 @@ def _by_name(field, value):
         return bool(value) and value not in ("false", "0", "off")
     many = isinstance(field, forms.MultipleChoiceField | forms.ModelMultipleChoiceField)
     values = [_plain(v) for v in (value if isinstance(value, list) else [value])]
-    queryset = getattr(field, "queryset", None)
-    if (
-        queryset is not None
-        and not getattr(field, "to_field_name", None)
-        and any(f.name == "name" for f in queryset.model._meta.get_fields())
-    ):
-        named = [v for v in values if isinstance(v, str) and not v.isdigit() and _storable(v)]
+    queryset = choices.named(field)
+    if queryset is not None:
+        # _plain replaced lone surrogates; a NUL, which PostgreSQL cannot hold, names nothing.
+        named = [v for v in values if isinstance(v, str) and not v.isdigit() and "\x00" not in v]
         ids = dict(queryset.filter(name__in=named).values_list("name", "pk")) if named else {}
         values = [ids.get(v, v) if isinstance(v, str) else v for v in values]
     if many:

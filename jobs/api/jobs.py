@@ -13,18 +13,15 @@ from django.utils.translation import gettext_noop
 from ninja import Body, Query, Router, Schema
 from ninja.errors import HttpError
 
-from console import keyset
-from console.params import whole_number
 from jobs import export, operations
 from jobs.admission.words import word_jobs
 from jobs.api.auth import writable
 from jobs.api.changes import change, make
 from jobs.api.forms import project_of
-from jobs.api.schemas import Detail, Errors, JobOut, job_out
-from jobs.filtersets import JobFilter
+from jobs.api.schemas import Detail, Errors, JobOut, job_out, page_links
 from jobs.permissions import get_job_for_user
 from jobs.services import initial_from_job
-from jobs.views.lists import MOST_PER_PAGE, PER_PAGE, annotated_jobs, order_of
+from jobs.views.lists import listed, search
 
 router = Router(tags=["jobs"])
 
@@ -68,22 +65,16 @@ class ListParams(Schema):
 )
 def list_jobs(request, params: Query[ListParams]):
     given = {k: str(v) for k, v in params.dict().items() if v not in (None, "")}
-    jobs = annotated_jobs(request.user)
-    filters = JobFilter(given, queryset=jobs, user=request.user)
+    filters = search(request.user, given)
     if not filters.is_valid():
         raise HttpError(422, "; ".join(f"{k}: {' '.join(v)}" for k, v in filters.errors.items()))
-    order = order_of(given.get("sort"))
-    size = whole_number(given.get("per_page"), low=1, high=MOST_PER_PAGE) or PER_PAGE
-    page = keyset.page_of(filters.qs, order, given, size)
+    _order, page = listed(request.user, filters, given)
     word_jobs(page.rows)
     kept = {k: v for k, v in given.items() if k not in ("after", "before")}
-    links = page.links(kept)
-    base = request.build_absolute_uri(request.path)
     return {
         "jobs": [job_out(request, job, list(job.spec_names)) for job in page.rows],
         "total": page.total,
-        "next": base + links["next"] if "next" in links else None,
-        "previous": base + links["previous"] if "previous" in links else None,
+        **page_links(request, page.links(kept)),
     }
 
 

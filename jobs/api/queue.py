@@ -13,7 +13,7 @@ from ninja import Body, Router, Schema, Status
 
 from jobs.admission.words import word_jobs
 from jobs.api.forms import bound_form, project_of
-from jobs.api.schemas import Errors, JobOut, job_out
+from jobs.api.schemas import Errors, JobOut, errors_of, job_out, page_links
 from jobs.forms.job import DraftForm
 from jobs.models import Job
 from jobs.views import predict, queue_pages
@@ -76,15 +76,12 @@ def queue(request, project: str | None = None, mine: bool = False):
     visible = jobs.count()
     page = queue_pages.page_of(jobs, request.GET, total=visible)
     word_jobs(page.rows)
-    links = page.links(kept)
-    base = request.build_absolute_uri(request.path)
     hidden = 0 if user.is_staff or mine else waiting.exclude(Q(pk__in=jobs.values("pk"))).count()
     return {
         "jobs": [job_out(request, job, list(job.spec_names)) for job in page.rows],
         "total": visible,
         "hidden": hidden,
-        "next": base + links["next"] if "next" in links else None,
-        "previous": base + links["previous"] if "previous" in links else None,
+        **page_links(request, page.links(kept)),
     }
 
 
@@ -102,7 +99,7 @@ def predict_draft(request, payload: Body[dict[str, Any]]):
     form = bound_form(payload, user=request.user, project=project, kind=DraftForm)
     context = predict.context_for(form, request.user, project)
     if form.errors or not context.get("forecast"):
-        return Status(422, {"detail": _incomplete(), "errors": _errors(form)})
+        return Status(422, {"detail": _incomplete(), "errors": errors_of(form)})
     refusal = context.get("refusal")
     if refusal:
         return Status(200, {**_empty(), "refused": refusal.text, "hint": refusal.hint or None})
@@ -138,7 +135,3 @@ def _empty() -> dict:
 
 def _incomplete() -> str:
     return _("Not enough to place the job yet: see the fields named below.")
-
-
-def _errors(form) -> dict:
-    return {field: list(messages) for field, messages in form.errors.items()}

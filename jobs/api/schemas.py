@@ -68,12 +68,18 @@ def too_many(wait: int):
     return response
 
 
+def errors_of(form) -> dict[str, list[str]]:
+    """A form's errors, under its field names, in its words."""
+    return {field: list(messages) for field, messages in form.errors.items()}
+
+
 def refused(form) -> Status:
     """A job the form refused: 422, its words under the form's field names."""
-    return Status(
-        422,
-        {
-            "detail": _("The job was not created: see the fields named below."),
-            "errors": {field: list(messages) for field, messages in form.errors.items()},
-        },
-    )
+    detail = _("The job was not created: see the fields named below.")
+    return Status(422, {"detail": detail, "errors": errors_of(form)})
+
+
+def page_links(request: HttpRequest, links: dict[str, str]) -> dict[str, str | None]:
+    """A page's next and previous pages as whole addresses (None where there is none)."""
+    base = request.build_absolute_uri(request.path)
+    return {way: base + links[way] if way in links else None for way in ("next", "previous")}

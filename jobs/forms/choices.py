@@ -125,3 +125,14 @@ def nodes(user, project):
     """Nodes a job of the project may be pinned to: shared ones and its pools' (SPEC J10).
     An admin sees every pool on /cluster/, but their jobs run by their project's rules."""
     return usable_nodes(project).order_by("name")
+
+
+def named(field):
+    """The choices of a model choice ``field`` when they go by a ``name`` (and the field is
+    not keyed by another column): how job.yaml and the API name them. None otherwise."""
+    queryset = getattr(field, "queryset", None)
+    if queryset is None or getattr(field, "to_field_name", None):
+        return None
+    if not any(f.name == "name" for f in queryset.model._meta.get_fields()):
+        return None
+    return queryset

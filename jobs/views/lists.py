@@ -64,20 +64,30 @@ def mark_changeable(jobs, user) -> None:
         job.may_change = job.shared_change or job.owner_id == user.pk
 
 
+def search(user, params) -> JobFilter:
+    """The search ``params`` ask for over the jobs ``user`` may see (validate it first)."""
+    return JobFilter(params, queryset=annotated_jobs(user), user=user)
+
+
+def listed(user, filters: JobFilter, params) -> tuple[keyset.Order, keyset.Page]:
+    """The page of ``filters``' jobs ``params`` ask for (``sort``, ``per_page``, ``after``,
+    ``before``), counted cheaply: /jobs/ and the API's list."""
+    order = order_of(params.get("sort"))
+    size = whole_number(params.get("per_page"), low=1, high=MOST_PER_PAGE) or PER_PAGE
+    rows = filters.qs  # the search validated first: its filters are applied twice
+    counted = filters.filter_queryset(Job.objects.visible_set(user))
+    searching = any(value not in (None, "") for value in filters.form.cleaned_data.values())
+    every = None if searching else Job.objects.visible_ids(user)
+    return order, keyset.page_of(rows, order, params, size, counted=counted, every=every)
+
+
 @require_GET
 @login_required
 def job_list(request: HttpRequest) -> HttpResponse:
     """The jobs a user may see, newest first or as a header asks, a page at a time by key:
     the first, the last and a searched page cost the same with a thousand jobs or a million."""
-    jobs = annotated_jobs(request.user)
-    filters = JobFilter(request.GET, queryset=jobs, user=request.user)
-    order = order_of(request.GET.get("sort"))
-    size = whole_number(request.GET.get("per_page"), low=1, high=MOST_PER_PAGE) or PER_PAGE
-    rows = filters.qs  # the search validated first: its filters are applied twice
-    counted = filters.filter_queryset(Job.objects.visible_set(request.user))
-    searching = any(value not in (None, "") for value in filters.form.cleaned_data.values())
-    every = None if searching else Job.objects.visible_ids(request.user)
-    page = keyset.page_of(rows, order, request.GET, size, counted=counted, every=every)
+    filters = search(request.user, request.GET)
+    order, page = listed(request.user, filters, request.GET)
     mark_changeable(page.rows, request.user)
     word_jobs(page.rows)
     # What a page's links keep: the search and the page size; the pager keeps the order too.
