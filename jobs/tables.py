@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy
 
 from console.keyset import query
 from jobs.models import Job, JobType, Status
-from jobs.templatetags.job_badges import status_badge
+from jobs.templatetags.job_badges import run_badges, status_badge
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,9 @@ def cell_name(record: Job) -> SafeString:
 
 def cell_status(record: Job) -> SafeString:
     badge = status_badge(record)
+    if record.status == Status.RUNNING:
+        extra = run_badges(record)
+        return format_html("{} {}", badge, extra) if extra else badge
     if record.status != Status.QUEUED or not record.queue_position:
         return badge
     standing = f"#{record.queue_position}"

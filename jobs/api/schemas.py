@@ -10,7 +10,9 @@ from ninja import Schema
 from ninja.responses import Response, Status
 
 from jobs.admission.words import word_jobs
+from jobs.faults.idle import found_idle_of
 from jobs.models import Job
+from jobs.models import Status as JobStatus
 
 
 class JobOut(Schema):
@@ -34,6 +36,7 @@ class JobOut(Schema):
     why_it_waits: str
     reason: str
     borrowing: bool
+    idle_since: datetime | None
 
 
 class Errors(Schema):
@@ -58,6 +61,7 @@ def job_out(request: HttpRequest, job: Job, specs: list[str] | None = None) -> d
         "started_at": job.started_at, "finished_at": job.finished_at,
         "queue_position": job.queue_position, "latest_start": job.latest_start,
         "why_it_waits": job.reason_text, "reason": job.reason_words, "borrowing": job.borrowing,
+        "idle_since": found_idle_of(job) if job.status == JobStatus.RUNNING else None,
     }  # fmt: skip
 
 

@@ -17,7 +17,8 @@ from datetime import datetime, timedelta
 
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Avg, Count, F, FloatField, Q
+from django.db.models import Avg, Count, DateTimeField, F, FloatField, OuterRef, Q, Subquery
+from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce, NullIf
 from django.utils import timezone
 from django.utils.translation import gettext_lazy, gettext_noop
@@ -41,6 +42,22 @@ LAST_LOOK = "idle-watch:last"
 def due(now: datetime | None = None) -> bool:
     """Whether the idle watch should look now; a cluster-wide throttle in the cache."""
     return cache.add(LAST_LOOK, (now or timezone.now()).isoformat(), EVERY_SECONDS)
+
+
+def found_idle():
+    """An expression for a job: when its run (the first of a batch job's running subtasks)
+    was found idle, or None; the job list and the job page show it while the job runs."""
+    warned = Attempt.objects.filter(job=OuterRef("pk"), ended_at__isnull=True, watch__has_key=KEY)
+    at = Cast(KT(f"watch__{KEY}"), DateTimeField())
+    return Subquery(warned.order_by("running_at", "pk").annotate(at=at).values("at")[:1])
+
+
+def found_idle_of(job) -> datetime | None:
+    """:func:`found_idle` for one job not read with it."""
+    if not hasattr(job, "idle_since"):
+        found = type(job).objects.filter(pk=job.pk).annotate(at=found_idle())
+        job.idle_since = found.values_list("at", flat=True).first()
+    return job.idle_since
 
 
 def idle_attempts(now: datetime, threshold: int, minutes: int):

@@ -14,6 +14,7 @@ from jobs import launching
 from jobs.admission.prediction import describe_blockers
 from jobs.admission.words import word_jobs
 from jobs.faults import watch
+from jobs.faults.idle import found_idle
 from jobs.faults.recovery import counts_left
 from jobs.models import FaultRecord, Job, JobPrediction, JobType, Priority
 from jobs.permissions import get_job_for_user
@@ -23,9 +24,13 @@ from jobs.views.runs import log_context, usage_context
 from jobs.workspace import job_mounts
 from resources.catalog import storage
 
-DETAIL_QUERYSET = Job.objects.select_related(
-    "owner", "project", "image", "algorithm", "driver_version", "pool", "spec"
-).prefetch_related("spec_choices__spec__accelerator_model", "subtasks__algorithm")
+DETAIL_QUERYSET = (
+    Job.objects.select_related(
+        "owner", "project", "image", "algorithm", "driver_version", "pool", "spec"
+    )
+    .prefetch_related("spec_choices__spec__accelerator_model", "subtasks__algorithm")
+    .annotate(idle_since=found_idle())
+)
 
 
 def continues_from(job: Job, user) -> Job | None:

@@ -20,6 +20,7 @@ from console.params import whole_number, whole_numbers
 from console.ratelimit import rate_limited
 from jobs import operations
 from jobs.admission.words import word_jobs
+from jobs.faults.idle import found_idle
 from jobs.filtersets import JobFilter
 from jobs.models import Job, JobGroupObjectPermission, JobSpecChoice, JobType
 from jobs.tables import JobTable
@@ -55,7 +56,9 @@ def annotated_jobs(user):
                 content_object=OuterRef("pk"), group__user=user, permission__codename="change_job"
             )
         )
-    return jobs.annotate(spec_names=ArraySubquery(specs), shared_change=may_change)
+    return jobs.annotate(
+        spec_names=ArraySubquery(specs), shared_change=may_change, idle_since=found_idle()
+    )
 
 
 def mark_changeable(jobs, user) -> None:

@@ -203,7 +203,7 @@ def usage_context(job: Job, request: HttpRequest) -> dict:
             shown.append(charts.line_chart(_("Accelerator"), "%", data["util"], floor_top=100))
         if data["accel"]:
             shown.append(charts.line_chart(_("Accelerator memory"), "MiB", data["accel"]))
-        replicas.append({"name": name, "label": limits[name]["label"], "charts": shown})
+        replicas.append({"name": name, "label": limits[name].get("label", name), "charts": shown})
     return {
         "job": job,
         "attempt": attempt,

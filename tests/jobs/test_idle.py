@@ -88,3 +88,41 @@ def test_with_the_stop_policy_an_idle_job_ends_as_stopped(alice, vision, run_clu
     said = list(job.events.order_by("pk").values_list("message", flat=True))
     assert any("It is stopped so that others get its boards (SIGTERM" in m for m in said)
     assert said[-1] == "Stopped as idle: every process has ended."
+
+
+def test_the_job_list_page_and_api_show_which_running_jobs_were_found_idle(
+    client, alice, vision, run_cluster
+):
+    node = NodeFactory(name="node-x", cpu_millicores=64000)
+    spec = run_cluster["cpu"]
+    attempts = {}
+    for name in ("quiet", "busy"):
+        job = JobFactory(owner=alice, project=vision, name=name, specs=[spec])
+        Job.objects.filter(pk=job.pk).update(spec=spec)
+        attempts[name] = running_on(node, job)
+    used(attempts["quiet"], 2.0, 3.0)
+    used(attempts["busy"], 80.0, 95.0)
+    idle.watch()
+    quiet, busy = Job.objects.get(name="quiet"), Job.objects.get(name="busy")
+    client.force_login(alice)
+
+    def badges(html: str) -> list[str]:
+        return [
+            row.split('href="/jobs/')[1].split("/")[0]
+            for row in html.split("<tr>")[1:]
+            if 'data-testid="idle"' in row
+        ]
+
+    assert badges(client.get("/jobs/").content.decode()) == [str(quiet.pk)]
+    page = client.get(f"/jobs/{quiet.pk}/").content.decode()
+    assert 'data-testid="idle"' in page and "Found idle at" in page
+    assert 'data-testid="idle"' not in client.get(f"/jobs/{busy.pk}/").content.decode()
+    answer = client.get("/api/v1/jobs").json()
+    found = {job["name"]: job["idle_since"] for job in answer["jobs"]}
+    assert found["quiet"] is not None and found["busy"] is None
+    assert client.get(f"/api/v1/jobs/{quiet.pk}").json()["idle_since"] == found["quiet"]
+
+    # The warning belongs to that run: once it has ended, the badge goes.
+    Attempt.objects.filter(pk=attempts["quiet"].pk).update(ended_at=timezone.now())
+    assert badges(client.get("/jobs/").content.decode()) == []
+    assert client.get(f"/api/v1/jobs/{quiet.pk}").json()["idle_since"] is None

@@ -6,9 +6,12 @@ mirrored queue is submitted to it."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from console.models import Department, Project
 from resources.backends.kubernetes.queues import QueueSpec, queue_name, render
@@ -24,11 +27,46 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_names_are_valid_kubernetes_names_whatever_the_slug():
+NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+SLUG = st.from_regex(r"^[-a-zA-Z0-9_]{1,63}$", fullmatch=True)
+
+
+def test_a_slug_that_is_a_valid_name_is_the_queues_name():
     assert queue_name("project", "vision") == "console-vision"
-    assert queue_name("department", "Research_Lab") == "console-dept-research-lab"
-    assert queue_name("project", "__") == "console-x"
+    assert queue_name("department", "research") == "console-dept-research"
+
+
+def test_any_other_slug_is_cleaned_and_marked_as_its_own():
+    lab = queue_name("department", "Research_Lab")
+    assert re.fullmatch(r"console-dept-research-lab-h[0-9a-f]{8}", lab)
+    assert re.fullmatch(r"console-h[0-9a-f]{8}", queue_name("project", "__"))
     assert len(queue_name("project", "a" * 90)) <= 63
+    # Each of these would have been another holder's queue.
+    assert queue_name("project", "Vision_A") != queue_name("project", "vision-a")
+    assert queue_name("project", "dept-x") != queue_name("department", "x")
+    assert queue_name("project", "a" * 56) != queue_name("project", "a" * 57)
+    hashed = queue_name("project", "Vision_A").removeprefix("console-")
+    assert queue_name("project", hashed) != queue_name("project", "Vision_A")
+
+
+def near(slug: str) -> list[str]:
+    """Slugs most likely to be cleaned into the same name as ``slug``."""
+    hashed = queue_name("project", slug).removeprefix("console-")
+    return [slug.upper(), slug.lower(), slug.replace("-", "_"), slug.replace("_", "-"),
+            f"dept-{slug}", f"{slug}a", slug[:-1] or "b", f"-{slug}", hashed]  # fmt: skip
+
+
+KINDS = st.sampled_from(["project", "department"])
+
+
+@given(KINDS, SLUG, KINDS, st.data())
+def test_two_holders_never_share_a_queue_and_every_name_is_valid(kind, slug, other_kind, data):
+    other = data.draw(st.one_of(st.sampled_from(near(slug)), SLUG))
+    name = queue_name(kind, slug)
+    assert NAME.match(name) and len(name) <= 63, name
+    assert name == queue_name(kind, slug)  # the same holder always gets the same queue
+    if (kind, slug) != (other_kind, other):
+        assert name != queue_name(other_kind, other)
 
 
 def test_a_rendered_queue_fits_volcanos_schema():

@@ -15,6 +15,7 @@ ever touching the queues it labelled, so an admin's own queues are left alone.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from math import ceil, floor
@@ -27,6 +28,8 @@ CRD = "queues.scheduling.volcano.sh"
 MANAGED_LABEL = "console.io/quota"
 PREFIX = "console-"
 _INVALID = re.compile(r"[^a-z0-9-]+")
+_HASHED = re.compile(r"-h[0-9a-f]{8}$")  # the end of a name that could not be the slug itself
+LONGEST = 63
 
 
 @dataclass(frozen=True)
@@ -43,10 +46,21 @@ class QueueSpec:
 
 def queue_name(kind: str, slug: str) -> str:
     """``console-<slug>`` for a project, ``console-dept-<slug>`` for a department: a valid
-    Kubernetes name whatever the slug (underscores and capitals become hyphens)."""
-    cleaned = _INVALID.sub("-", slug.lower()).strip("-") or "x"
+    Kubernetes name whatever the slug, and never one queue for two holders.
+
+    A slug that is already a valid name is used as it is. Any other (capitals, underscores,
+    too long, a project's slug that begins with ``dept-``, or one that ends like a hashed
+    name) is cleaned and ends in ``-h`` and eight hex digits of its kind and slug: "Vision_A"
+    and "vision-a" are two projects, and two queues."""
     middle = "dept-" if kind == "department" else ""
-    return f"{PREFIX}{middle}{cleaned}"[:63].rstrip("-")
+    plain = f"{PREFIX}{middle}{slug}"
+    cleaned = _INVALID.sub("-", slug.lower()).strip("-")
+    clash = kind != "department" and slug.startswith("dept-")
+    if cleaned == slug and len(plain) <= LONGEST and not clash and not _HASHED.search(slug):
+        return plain
+    digest = hashlib.sha256(f"{kind}:{slug}".encode()).hexdigest()[:8]
+    head = f"{PREFIX}{middle}{cleaned}"[: LONGEST - len(digest) - 2].rstrip("-")
+    return f"{head}-h{digest}"
 
 
 def render(spec: QueueSpec, resource: str) -> dict:
