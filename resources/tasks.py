@@ -13,6 +13,7 @@ from console import limits
 from resources import backends, clusters, hooks
 from resources.backends.base import BackendError
 from resources.backends.local import prepared as local_prepared
+from resources.inventory import cordons
 from resources.inventory.sync import SyncReport, sync
 from resources.models import Cluster
 
@@ -26,16 +27,34 @@ def sync_from_backend() -> SyncReport:
 
 
 def sync_cluster(cluster: Cluster) -> SyncReport:
+    """The cluster's nodes into the inventory, and the console's isolations onto the cluster
+    as cordons (resources.inventory.cordons)."""
     backend = clusters.backend_for(cluster)
-    return _changed(
+    seen = backend.inventory()
+    report = _changed(
         sync(
             backend.name,
-            backend.inventory(),
+            seen,
             settings.KUBERNETES_POOL_LABEL,
             cluster=cluster,
             default_pool=cluster.default_pool,
         )
     )
+    cordons.reconcile(backend, cluster, seen)
+    return report
+
+
+@shared_task
+def sync_cluster_now(cluster_id: int) -> None:
+    """A node of the cluster was isolated or returned to service: its cordon follows now
+    rather than at the next periodic sync."""
+    cluster = Cluster.objects.live().select_related("default_pool").filter(pk=cluster_id).first()
+    if cluster is None:
+        return
+    try:
+        sync_cluster(cluster)
+    except BackendError as exc:
+        log.warning("sync of %s after an isolation skipped: %s", cluster.name, exc)
 
 
 def _changed(report: SyncReport) -> SyncReport:

@@ -38,6 +38,8 @@ class NodeInfo:
     slices_per_board: int = 1
     driver_version: str = ""
     labels: dict[str, str] = field(default_factory=dict)
+    # The cluster's cordon is the console's own (an isolation it mirrored, SPEC F3).
+    console_cordon: bool = False
 
 
 # The PATH a workload's processes start from when its image adds nothing of its own.

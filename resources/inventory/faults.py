@@ -82,7 +82,17 @@ def isolate(names: list[str], reason) -> list[str]:
             node.isolated_said = said
             node.save(update_fields=["cordoned", "isolated_at", "isolated_reason", "isolated_said"])
             newly.append(node.name)
+            _cordon_follows(node)
     return newly
+
+
+def _cordon_follows(node: Node) -> None:
+    """A cluster's node: its cordon there follows the isolation at once (SPEC F3)."""
+    if node.cluster_id is not None:
+        from console.celery import send
+
+        cluster_id = node.cluster_id
+        transaction.on_commit(lambda: send("resources.tasks.sync_cluster_now", cluster_id))
 
 
 def return_to_service(node: Node) -> int:
@@ -92,6 +102,7 @@ def return_to_service(node: Node) -> int:
         Node.objects.filter(pk=node.pk).update(
             cordoned=False, isolated_at=None, isolated_reason="", isolated_said=None
         )
+        _cordon_follows(node)
         return NodeFault.objects.active().filter(node=node).update(cleared_at=timezone.now())
 
 

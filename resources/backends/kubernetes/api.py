@@ -230,6 +230,7 @@ class Api:
         body: dict | None = None,
         text: bool = False,
         timeout: float | None = None,
+        content_type: str = "application/json",
     ) -> dict | str:
         """Send one request; its JSON object (or text, for logs) when it succeeded."""
         from kubernetes.client.exceptions import ApiException
@@ -238,7 +239,7 @@ class Api:
         params = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
         headers = {"Accept": "text/plain" if text else "application/json"}
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         serialized = api.param_serialize(
             method,
             path,

@@ -33,6 +33,7 @@ from resources.backends.base import (
     Workload,
     WorkloadStatus,
 )
+from resources.backends.kubernetes import cordon as k8s_cordon
 from resources.backends.kubernetes import queues as k8s_queues
 from resources.backends.kubernetes import render as k8s_render
 from resources.backends.kubernetes.api import (
@@ -122,6 +123,18 @@ class KubernetesBackend:
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return nodes
+
+    def cordon(self, name: str, reason: str, by: str) -> None:
+        """Cordon ``name`` for the console's isolation, saying why (k8s_cordon)."""
+        body = k8s_cordon.cordon_body(reason, by)
+        self.api.request("PATCH", k8s_cordon.path(name), f"cordon node {name}", body=body,
+                         content_type=k8s_cordon.MERGE_PATCH)  # fmt: skip
+
+    def uncordon(self, name: str) -> None:
+        """Undo the console's own cordon of ``name``: the caller saw its annotation."""
+        body = k8s_cordon.UNCORDON_BODY
+        self.api.request("PATCH", k8s_cordon.path(name), f"uncordon node {name}", body=body,
+                         content_type=k8s_cordon.MERGE_PATCH)  # fmt: skip
 
     def health(self) -> str:
         try:

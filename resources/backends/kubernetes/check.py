@@ -35,6 +35,7 @@ OPTIONAL = (
     ("list", "metrics.k8s.io", "pods"),
     ("get", "apiextensions.k8s.io", "customresourcedefinitions"),
     ("create", "", "pods/exec"),  # the debug terminal (k8s_exec)
+    ("patch", "", "nodes"),  # isolated nodes cordoned on the cluster (k8s_cordon)
 )
 
 

@@ -13,6 +13,7 @@ from math import floor
 from typing import Any
 
 from resources.backends.base import NodeInfo
+from resources.backends.kubernetes import cordon
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +139,7 @@ def node_info(node: dict[str, Any]) -> NodeInfo | None:
         for condition in status.get("conditions") or []
     )
     system = status.get("nodeInfo") or {}
+    ours = cordon.ANNOTATION in (metadata.get("annotations") or {})
     kind, boards, resource_model = _accelerator(allocatable)
     accelerator: dict[str, Any] = {}
     if boards:
@@ -155,10 +157,12 @@ def node_info(node: dict[str, Any]) -> NodeInfo | None:
         name=str(metadata["name"]),
         cpu_millicores=cpu,
         memory_mib=memory,
-        # A cordoned node takes no new work: for admission it is as good as not ready.
-        ready=ready and spec.get("unschedulable") is not True,
+        # A cordoned node takes no new work: for admission it is as good as not ready; unless
+        # the console cordoned it, for an isolation it keeps (and undoes) itself.
+        ready=ready and (spec.get("unschedulable") is not True or ours),
         os_image=str(system.get("osImage") or "")[:100],
         kernel=str(system.get("kernelVersion") or "")[:100],
         labels=labels,
+        console_cordon=ours,
         **accelerator,
     )

@@ -55,6 +55,8 @@ def handle(fake, request):
         return review(fake, request)
     if group == "metrics.k8s.io" and resource == "pods":
         return metrics(fake, request)
+    if (group, resource) == ("", "nodes") and request.verb == "patch":
+        return patch_node(fake, request)
     if (group, resource) == ("", "nodes") and request.verb in ("get", "list"):
         if not request.name:
             return 200, node_list(fake.nodes, request.query)
@@ -74,6 +76,39 @@ def handle(fake, request):
     return {"list": listing, "get": get, "create": create, "update": update, "delete": delete}[
         request.verb
     ](fake, request, resource, served)
+
+
+PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json")
+
+
+def patch_node(fake, request):
+    """A node's JSON merge patch (``kubectl cordon`` and annotations), as the API takes it:
+    any other body type is 415, as a plain ``application/json`` is on a real cluster."""
+    if request.content_type not in PATCH_TYPES:
+        return 415, status(
+            415, "UnsupportedMediaType",
+            f"the body of the request was in an unknown format - accepted media types "
+            f"include: application/json-patch+json, {', '.join(PATCH_TYPES)}, "
+            "application/apply-patch+yaml",
+        )  # fmt: skip
+    found = [n for n in fake.nodes if n["metadata"]["name"] == request.name]
+    if not found:
+        return not_found(request)
+    merge(found[0], request.json())
+    return 200, copy.deepcopy(found[0])
+
+
+def merge(target: dict, patch: dict) -> None:
+    """RFC 7396: objects merge, null removes, anything else replaces."""
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict):
+            if not isinstance(target.get(key), dict):
+                target[key] = {}
+            merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
 
 
 def log(fake, request):

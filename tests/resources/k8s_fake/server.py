@@ -54,6 +54,7 @@ class Request:
         self.path = url.path.rstrip("/") or "/"
         self.query = {key: values[0] for key, values in parse_qs(url.query).items()}
         self.body = body
+        self.content_type = ""
         self.group = self.version = self.resource = self.namespace = self.name = ""
         self.subresource = ""
         parts = [p for p in self.path.split("/") if p]
@@ -121,8 +122,9 @@ class FakeKubernetes:
                 size = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(size) if size else b""
                 code, answer = fake.answer(
-                    self.command, self.path, body, self.headers.get("Authorization")
-                )
+                    self.command, self.path, body, self.headers.get("Authorization"),
+                    self.headers.get("Content-Type", ""),
+                )  # fmt: skip
                 if isinstance(answer, str):
                     kind = "text/html" if answer.startswith("<") else "text/plain"
                     data = answer.encode()
@@ -294,7 +296,7 @@ class FakeKubernetes:
 
     # --- answering ----------------------------------------------------------------------------
 
-    def answer(self, method: str, raw_path: str, body: bytes, auth: str | None):
+    def answer(self, method: str, raw_path: str, body: bytes, auth: str | None, kind: str = ""):
         self.calls.append((method, raw_path))
         if self.html is not None:
             return 200, self.html
@@ -307,6 +309,7 @@ class FakeKubernetes:
         if auth != f"Bearer {self.token}":
             return 401, status(401, "Unauthorized", "Unauthorized")
         request = Request(method, raw_path, body)
+        request.content_type = kind.split(";")[0].strip()
         if request.path == "/version":  # the client asks for /version/
             return 200, self.version()
         resource = (
