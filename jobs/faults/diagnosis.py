@@ -28,6 +28,9 @@ CHECK_WORDS = {
 def check_words(check: str):
     """The words of a check, kept in English and translated where a reader sees them (a
     lazy parameter of said()): "heartbeat lost" inside a Chinese sentence is worded too."""
+    if check.startswith(probes.CONDITION):
+        kind = check.removeprefix(probes.CONDITION)
+        return said(gettext_noop("the node condition %(condition)s"), condition=kind)
     return gettext_lazy(CHECK_WORDS[check]) if check in CHECK_WORDS else check
 
 

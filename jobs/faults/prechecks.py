@@ -2,7 +2,8 @@
 
 Each check runs on every node of the job and becomes one event, with seed 004's keyword as
 its ``item`` (``dns``, ``disk-size root``, ``disk-size shm``, ``disk-size cache``,
-``ulimit`` when on InfiniBand, ``gpu-check`` when the job holds boards), naming the nodes
+``ulimit`` when on InfiniBand, ``gpu-check`` when the job holds boards; on a cluster, each
+problem condition it reports of a node, ``condition KernelDeadlock``), naming the nodes
 that failed. A failed check starts nothing of the job's code: the nodes are isolated and the
 job goes back to the queue's head, or ends as error when it has no recovery left.
 """
@@ -39,6 +40,10 @@ FAILED = {
         "Precheck gpu-check failed on %(nodes)s: %(value)s of %(needed)s board visible.",
         "Precheck gpu-check failed on %(nodes)s: %(value)s of %(needed)s boards visible.",
         "needed",
+    ),
+    # What a cluster reports of the node (resources.inventory.probes.CONDITION).
+    "condition": gettext_noop(
+        "Precheck %(item)s failed on %(nodes)s: the cluster reports %(value)s."
     ),
 }
 UNMEASURED = gettext_noop(
@@ -78,6 +83,7 @@ def passed(job: Job, workload: Workload) -> bool:
 
 def _record(job: Job, item: str, group: list[probes.Result]) -> None:
     key = "disk" if item.startswith("disk-size") else item
+    key = "condition" if item.startswith(probes.CONDITION) else key
     bad = [r for r in group if r.ok is False]
     unknown = [r for r in group if r.ok is None]
     if bad:
@@ -89,7 +95,11 @@ def _record(job: Job, item: str, group: list[probes.Result]) -> None:
         shown = [r for r in group if r.ok]
         text, kind = PASSED[key], JobEvent.Kind.INFO
     # Disks: the least free among the nodes named (the one closest to failing).
-    lowest = min(shown, key=lambda r: float(r.value.split()[0]) if r.value else 0.0)
+    lowest = (
+        min(shown, key=lambda r: float(r.value.split()[0]) if r.value else 0.0)
+        if key == "disk"
+        else shown[0]
+    )
     message = said(
         text,
         item=item,

@@ -19,11 +19,10 @@ from resources.backends import terminal
 
 @dataclass(frozen=True)
 class NodeInfo:
-    """One node as the backend sees it: hardware facts only.
-
-    What the console decides about a node (its pool, cordon, retirement) is not here: sync
-    never overwrites those.
-    """
+    """One node as the backend sees it: hardware facts, and the problems (``conditions``:
+    type, "reason: message") and console-made cordon a cluster reports. What the console
+    decides about a node (its pool, cordon, retirement) is not here: sync never overwrites
+    those."""
 
     name: str
     cpu_millicores: int
@@ -38,8 +37,8 @@ class NodeInfo:
     slices_per_board: int = 1
     driver_version: str = ""
     labels: dict[str, str] = field(default_factory=dict)
-    # The cluster's cordon is the console's own (an isolation it mirrored, SPEC F3).
-    console_cordon: bool = False
+    console_cordon: bool = False  # an isolation of the console's, mirrored (SPEC F3)
+    conditions: tuple[tuple[str, str], ...] = ()
 
 
 # The PATH a workload's processes start from when its image adds nothing of its own.

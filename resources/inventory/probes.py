@@ -43,6 +43,8 @@ class Facts:
     boards_seen: int | None = None
     infiniband: bool = False
     injected: tuple[str, ...] = ()  # kinds of the active injected faults
+    # Problems a cluster reports of the node: (condition type, "reason: message").
+    conditions: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,10 +118,27 @@ def facts(nodes: list[Node]) -> dict[str, Facts]:
             machine = machine or facts_of_this_machine()
             base = replace(machine, boards_seen=node.board_count)
         else:  # what the cluster tells through the inventory sync
-            base = Facts(heartbeat=node.status == Node.Status.READY)
+            base = cluster_facts(node)
         base = replace(base, infiniband=str(node.labels.get(INFINIBAND_LABEL, "")) == "true")
         found[node.name] = _overlay(base, node, faults.get(node.pk, []))
     return found
+
+
+# The condition that says the node's network is not set up: the NIC check's answer.
+NETWORK_CONDITION = "NetworkUnavailable"
+CONDITION = "condition "  # an inspection item: "condition KernelDeadlock"
+
+
+def cluster_facts(node: Node) -> Facts:
+    """A cluster's node as its last sync saw it: heartbeat from Ready, the network from
+    NetworkUnavailable, and the other problem conditions as they are."""
+    conditions = tuple((str(kind), str(why)) for kind, why in node.conditions or ())
+    network = [c for c in conditions if c[0] == NETWORK_CONDITION]
+    return Facts(
+        heartbeat=node.status == Node.Status.READY,
+        nic_up=False if network else None,
+        conditions=tuple(c for c in conditions if c[0] != NETWORK_CONDITION),
+    )
 
 
 def _overlay(base: Facts, node: Node, faults: list[NodeFault]) -> Facts:
@@ -158,7 +177,8 @@ def thresholds(node: Node, limits) -> dict[str, int]:
 
 
 def precheck(node: Node, fact: Facts, needed: dict[str, int], *, boards: bool) -> list[Result]:
-    """Seed 004's environment checks of one node, in its order."""
+    """Seed 004's environment checks of one node, in its order; then the problems a cluster
+    reports of it, which no job should start on either."""
     injected = set(fact.injected)
     results = [
         Result("dns", node.name, fact.resolves, injected=FaultKind.DNS in injected),
@@ -185,6 +205,10 @@ def precheck(node: Node, fact: Facts, needed: dict[str, int], *, boards: bool) -
         results.append(Result("ulimit", node.name, ok, value=", ".join(low)))
     if boards:
         results.append(_boards(node, fact))
+    results += [
+        Result(f"{CONDITION}{kind}"[:40], node.name, False, value=why)
+        for kind, why in fact.conditions
+    ]
     return results
 
 
@@ -201,7 +225,8 @@ def _boards(node: Node, fact: Facts) -> Result:
 
 
 def inspect(node: Node, fact: Facts, *, boards: bool) -> list[Result]:
-    """The periodic checks of a node running jobs (SPEC F2): heartbeat, NIC, boards."""
+    """The periodic checks of a node running jobs (SPEC F2): heartbeat, NIC, boards, and
+    the problems a cluster reports of it (its conditions: "condition KernelDeadlock")."""
     injected = set(fact.injected)
     results = [
         Result("heartbeat", node.name, fact.heartbeat, injected=FaultKind.HEARTBEAT in injected),
@@ -209,4 +234,8 @@ def inspect(node: Node, fact: Facts, *, boards: bool) -> list[Result]:
     ]
     if boards:
         results.append(_boards(node, fact))
+    results += [
+        Result(f"{CONDITION}{kind}"[:40], node.name, False, value=why)
+        for kind, why in fact.conditions
+    ]
     return results

@@ -38,6 +38,7 @@ class SyncReport:
 
 HARDWARE_FIELDS = (
     "status",
+    "conditions",
     "os_image",
     "kernel",
     "cpu_millicores",
@@ -123,6 +124,7 @@ def _wanted(info: NodeInfo, models: dict, drivers: dict) -> dict:
     model = _accelerator(info, models)
     return {
         "status": Node.Status.READY if info.ready else Node.Status.NOT_READY,
+        "conditions": [list(condition) for condition in info.conditions],
         "os_image": info.os_image,
         "kernel": info.kernel,
         "cpu_millicores": info.cpu_millicores,

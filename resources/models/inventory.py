@@ -253,6 +253,9 @@ class Node(Retirable):
         related_name="nodes",
     )
     last_heartbeat = models.DateTimeField(_("last heartbeat"), null=True, blank=True)
+    # The problems a cluster reports of the node (SPEC F2): its conditions other than Ready
+    # that hold, as node-problem-detector sets them ([type, "reason: message"], ...).
+    conditions = models.JSONField(_("problems reported"), default=list, blank=True)
     # Why the platform isolated it after a fault (SPEC F3): cordoned until an admin returns
     # it to service. Empty for a cordon an admin set by hand.
     isolated_reason = models.CharField(_("isolated because"), max_length=500, blank=True)

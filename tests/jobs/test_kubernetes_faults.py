@@ -81,3 +81,73 @@ def test_a_fault_free_job_whose_pod_is_deleted_ends_as_error_saying_why(
     fake.force_delete_pod(pod["metadata"]["name"])
     job = wait_for_phase(job, Phase.ERROR)
     assert "deleted outside the console" in job.reason
+
+
+def test_a_problem_the_cluster_reports_of_a_node_is_a_fault_inspection_finds(
+    alice, vision, cluster, fake, celery_worker
+):
+    """SPEC F2 from the cluster's own signals: a node-problem-detector condition on a Ready
+    node (its pods still running) is found by inspection, named with the node and the
+    check, and the job restarts elsewhere; the node is isolated (and cordoned)."""
+    from jobs.faults import inspection
+    from resources.tasks import sync_cluster
+
+    job, attempt = restartable(alice, vision, cluster)
+    [pod] = fake.objects("ml", "pods")
+    node = pod["spec"]["nodeName"]
+    sync_cluster(cluster)
+    assert inspection.inspect() == []  # nothing reported yet
+    fake.node_condition(node, "KernelDeadlock", "DockerHung",
+                        "task docker:7 blocked for more than 300 seconds.")  # fmt: skip
+    sync_cluster(cluster)
+    assert Node.objects.get(name=node).conditions == [
+        ["KernelDeadlock", "DockerHung: task docker:7 blocked for more than 300 seconds."]
+    ]
+    assert inspection.inspect() == [attempt.pk]  # the worker stops it on the cluster
+    job = requeued(job)
+    assert (job.phase, job.restarts_used) == (Phase.QUEUED, 1), job.reason
+    record = FaultRecord.objects.get(job=job)
+    assert (record.item, record.action, record.nodes) == (
+        "condition KernelDeadlock",
+        "restart",
+        [node],
+    )
+    assert JobEvent.objects.filter(
+        job=job, item="condition KernelDeadlock",
+        message__startswith=f"Inspection found the node condition KernelDeadlock on {node} "
+        "(condition KernelDeadlock). Its processes are stopped",
+    ).exists()  # fmt: skip
+    assert Node.objects.get(name=node).isolated_at is not None
+    sync_cluster(cluster)  # the worker has done it already, or this does
+    assert next(n for n in fake.nodes if n["metadata"]["name"] == node)["spec"]["unschedulable"]
+    [second] = admit_and_launch()
+    assert second.replicas[0]["node"] != node
+
+
+def test_a_node_with_a_reported_problem_fails_the_precheck_and_the_job_starts_elsewhere(
+    alice, vision, cluster, fake
+):
+    """SPEC F1 on a cluster: a problem it reports of a node is a precheck item of its own;
+    the job's code never starts there."""
+    from resources.tasks import sync_cluster
+
+    for name in ("gpu-01", "gpu-02"):
+        Node.objects.filter(name=name).update(pool=cluster.default_pool)
+    fake.node_condition("gpu-01", "ReadonlyFilesystem", "FilesystemIsReadOnly",
+                        "Remounting filesystem read-only")  # fmt: skip
+    sync_cluster(cluster)
+    job = make_job(alice, vision, gpu_spec(), pool=cluster.default_pool,
+                   fault_restart_enabled=True, max_restarts=1)  # fmt: skip
+    Node.objects.filter(name="gpu-02").update(cordoned=True)  # gpu-01 first
+    admit_and_launch()
+    job.refresh_from_db()
+    event = JobEvent.objects.get(job=job, item="condition ReadonlyFilesystem")
+    assert event.message == (
+        "Precheck condition ReadonlyFilesystem failed on gpu-01: the cluster reports "
+        "FilesystemIsReadOnly: Remounting filesystem read-only."
+    )
+    assert not fake.objects("ml", "jobs")  # nothing of the job's was sent to the cluster
+    assert Node.objects.get(name="gpu-01").isolated_at is not None
+    Node.objects.filter(name="gpu-02").update(cordoned=False)
+    [attempt] = admit_and_launch()
+    assert attempt.replicas[0]["node"] == "gpu-02"

@@ -232,3 +232,30 @@ class TestParseQuantity:
         info = node_info(node("n", cpu=f"{millicores}m", memory=f"{kib}Ki"))
         assert info.cpu_millicores == millicores
         assert info.memory_mib == min(kib // 1024, 2**31 - 1)
+
+
+def test_the_problems_a_node_reports_are_its_holding_conditions_other_than_ready():
+    item = node("gpu-01", cpu="8", memory="32Gi")
+    item["status"]["conditions"] += [
+        {"type": "KernelDeadlock", "status": "True", "reason": "DockerHung",
+         "message": "task docker:7 blocked for more than 300 seconds."},
+        {"type": "ReadonlyFilesystem", "status": "False", "reason": "FilesystemIsNotReadOnly"},
+        {"type": "MemoryPressure", "status": "Unknown", "reason": "NodeStatusUnknown"},
+        {"type": "NetworkUnavailable", "status": "True", "reason": "NoRouteCreated"},
+        "not a condition",
+    ]  # fmt: skip
+    info = node_info(item)
+    assert info.ready  # the kubelet still posts Ready: only the console's inspection sees it
+    assert info.conditions == (
+        ("KernelDeadlock", "DockerHung: task docker:7 blocked for more than 300 seconds."),
+        ("NetworkUnavailable", "NoRouteCreated"),
+    )
+
+
+def test_a_cordon_is_not_ready_unless_the_console_made_it():
+    item = node("gpu-01", cpu="8", memory="32Gi")
+    item.setdefault("spec", {})["unschedulable"] = True
+    assert not node_info(item).ready
+    item["metadata"].setdefault("annotations", {})["console.io/isolated"] = "node-lost"
+    info = node_info(item)
+    assert info.ready and info.console_cordon

@@ -99,6 +99,24 @@ def test_a_cluster_node_reports_its_heartbeat_and_leaves_the_rest_unmeasured(gpu
     assert {r.ok for r in found.values()} == {None}
 
 
+def test_a_cluster_nodes_reported_problems_fail_precheck_and_inspection():
+    from tests.resources.factories import ClusterFactory
+
+    node = NodeFactory(cluster=ClusterFactory(), conditions=[
+        ["KernelDeadlock", "DockerHung: task docker:7 blocked"],
+        ["NetworkUnavailable", "NoRouteCreated"],
+    ])  # fmt: skip
+    fact = probes.facts([node])[node.name]
+    inspected = {r.item: r for r in probes.inspect(node, fact, boards=False)}
+    assert inspected["nic"].ok is False  # NetworkUnavailable is the NIC's answer
+    assert inspected["condition KernelDeadlock"].ok is False
+    assert inspected["condition KernelDeadlock"].value == "DockerHung: task docker:7 blocked"
+    assert "condition NetworkUnavailable" not in inspected
+    found = results_of(node, boards=False)
+    assert found["condition KernelDeadlock"].ok is False
+    assert {r.ok for item, r in found.items() if item != "condition KernelDeadlock"} == {None}
+
+
 def test_the_demo_fits_its_thresholds_to_this_machine(admin, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         limits.save({"precheck_root_gb": 10**6, "precheck_shm_gb": 0}, admin)

@@ -134,10 +134,8 @@ def node_info(node: dict[str, Any]) -> NodeInfo | None:
     memory = _quantity(allocatable, "memory", Fraction(1, 2**20), INT32_MAX)
     if not metadata.get("name") or not cpu or not memory:
         return None
-    ready = any(
-        condition.get("type") == "Ready" and condition.get("status") == "True"
-        for condition in status.get("conditions") or []
-    )
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
     system = status.get("nodeInfo") or {}
     ours = cordon.ANNOTATION in (metadata.get("annotations") or {})
     kind, boards, resource_model = _accelerator(allocatable)
@@ -164,5 +162,22 @@ def node_info(node: dict[str, Any]) -> NodeInfo | None:
         kernel=str(system.get("kernelVersion") or "")[:100],
         labels=labels,
         console_cordon=ours,
+        conditions=problems(conditions),
         **accelerator,
     )
+
+
+def problems(conditions: list[dict]) -> tuple[tuple[str, str], ...]:
+    """The node's conditions other than Ready that hold (status "True"): the standard ones
+    (MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable) and those a
+    node-problem-detector adds (KernelDeadlock, ReadonlyFilesystem...), all named so that
+    "True" is the problem."""
+    found = []
+    for condition in conditions:
+        kind = str(condition.get("type") or "")[:30]
+        if kind and kind != "Ready" and condition.get("status") == "True":
+            why = ": ".join(
+                str(part) for part in (condition.get("reason"), condition.get("message")) if part
+            )
+            found.append((kind, why[:300]))
+    return tuple(sorted(found))

@@ -215,6 +215,19 @@ class FakeKubernetes:
                     self.controller.wake(ref["uid"])
                 self.controller.remove("pods", pod)
 
+    def node_condition(self, name: str, kind: str, reason: str, message: str) -> None:
+        """A condition a node-problem-detector sets (KernelDeadlock, ReadonlyFilesystem...)
+        or the kubelet's own (NetworkUnavailable, DiskPressure...), holding: the node stays
+        Ready, its pods run on (SPEC F2: the console must notice it itself)."""
+        with self.store.lock:
+            for item in self.nodes:
+                if item["metadata"]["name"] == name:
+                    conditions = item["status"].setdefault("conditions", [])
+                    conditions[:] = [c for c in conditions if c["type"] != kind]
+                    conditions.append({"type": kind, "status": "True", "reason": reason,
+                                       "message": message,
+                                       "lastTransitionTime": stamp(time.time())})  # fmt: skip
+
     def node_not_ready(self, name: str) -> None:
         """The node stops answering (seed 003, nodeNotReady): it turns NotReady with the
         unreachable taint, and the taint manager evicts its pods (a DisruptionTarget
