@@ -17,6 +17,7 @@ CHECK_WORDS = {
     "heartbeat": gettext_noop("heartbeat lost"),
     "nic": gettext_noop("network interface down"),
     "gpu-check": gettext_noop("boards not visible"),
+    "xid": gettext_noop("a board's hardware error (XID)"),
     "process": gettext_noop("a process was killed or frozen"),
     "exit-code": gettext_noop("a fault exit code"),
     "node-lost": gettext_noop("the node or pod was lost"),

@@ -21,6 +21,7 @@ from resources.inventory import probes
 from resources.models import Node
 
 DUE_KEY = "fault-inspection-due"
+BOARDS = ("gpu-check", "xid")  # checks of the boards: they matter to jobs holding boards
 
 
 def due() -> bool:
@@ -56,16 +57,22 @@ def inspect() -> list[int]:
             continue
         # A failed board matters to the jobs that hold boards there.
         uses_boards = attempt.job.spec_id is None or _holds_boards(attempt)
-        found = [r for name in hit for r in faulty[name] if r.item != "gpu-check" or uses_boards]
+        found = [r for name in hit for r in faulty[name] if r.item not in BOARDS or uses_boards]
         if not found:
             continue
         where = sorted({r.node for r in found})
         check = found[0].item
+        # What the cluster said, where it says it in words (not a count of boards).
+        told = check in ("xid", "nic") or check.startswith(probes.CONDITION)
+        value = found[0].value.rstrip(". ") if told else ""
         message = said(
-            gettext_noop("Inspection found %(what)s on %(nodes)s (%(check)s)."),
+            gettext_noop("Inspection found %(what)s on %(nodes)s (%(check)s: %(value)s).")
+            if value
+            else gettext_noop("Inspection found %(what)s on %(nodes)s (%(check)s)."),
             what=diagnosis.check_words(check),
             nodes=", ".join(where),
             check=check,
+            value=value,
         )
         if recovery.interrupt(attempt, Cause.HARDWARE, check, where, message):
             interrupted.append(attempt.pk)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import resource
 import shutil
 import socket
+import time
 from dataclasses import dataclass, replace
+from math import inf
 from pathlib import Path
 
 from django.conf import settings
@@ -45,6 +47,10 @@ class Facts:
     injected: tuple[str, ...] = ()  # kinds of the active injected faults
     # Problems a cluster reports of the node: (condition type, "reason: message").
     conditions: tuple[tuple[str, str], ...] = ()
+    # From the cluster's Prometheus: hardware XID codes lately, by board (None: no DCGM
+    # exporter reports the node), and the network interfaces gone down.
+    xids: dict[str, int] | None = None
+    nics_down: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,7 @@ def facts(nodes: list[Node]) -> dict[str, Facts]:
     """The facts of each node, injected faults laid over: one measurement of this machine
     and one query for the faults, whatever the number of nodes."""
     machine = None
+    signals = _signals({node.cluster_id for node in nodes} - {None})
     faults: dict[int, list[NodeFault]] = {}
     for fault in NodeFault.objects.active().filter(node__in=nodes, kind__in=STATE_KINDS):
         faults.setdefault(fault.node_id, []).append(fault)
@@ -118,7 +125,7 @@ def facts(nodes: list[Node]) -> dict[str, Facts]:
             machine = machine or facts_of_this_machine()
             base = replace(machine, boards_seen=node.board_count)
         else:  # what the cluster tells through the inventory sync
-            base = cluster_facts(node)
+            base = cluster_facts(node, signals.get(node.cluster_id))
         base = replace(base, infiniband=str(node.labels.get(INFINIBAND_LABEL, "")) == "true")
         found[node.name] = _overlay(base, node, faults.get(node.pk, []))
     return found
@@ -129,16 +136,42 @@ NETWORK_CONDITION = "NetworkUnavailable"
 CONDITION = "condition "  # an inspection item: "condition KernelDeadlock"
 
 
-def cluster_facts(node: Node) -> Facts:
-    """A cluster's node as its last sync saw it: heartbeat from Ready, the network from
-    NetworkUnavailable, and the other problem conditions as they are."""
+def cluster_facts(node: Node, signals: dict | None = None) -> Facts:
+    """A cluster's node as its last sync saw it (heartbeat from Ready, the network from
+    NetworkUnavailable, the other problem conditions as they are), and as its Prometheus
+    sees it now, where one is set (``signals``: prometheus.node_signals)."""
     conditions = tuple((str(kind), str(why)) for kind, why in node.conditions or ())
     network = [c for c in conditions if c[0] == NETWORK_CONDITION]
+    seen = (signals or {}).get(node.name) or {}
+    down = tuple(seen.get("nic_down") or ())
     return Facts(
         heartbeat=node.status == Node.Status.READY,
-        nic_up=False if network else None,
+        nic_up=False if network or down else None,
         conditions=tuple(c for c in conditions if c[0] != NETWORK_CONDITION),
+        xids=seen.get("xid"),
+        nics_down=down,
     )
+
+
+# A cluster's Prometheus answer is shared by the checks of the next few seconds (an
+# inspection and the prechecks of the jobs starting with it), not asked for each.
+SIGNALS_SECONDS = 10.0
+_signals_seen: dict[str, tuple[float, dict | None]] = {}
+
+
+def _signals(cluster_ids: set[int]) -> dict[int, dict | None]:
+    from resources.backends.kubernetes.prometheus import node_signals
+    from resources.models import Cluster
+
+    found = {}
+    urls = Cluster.objects.filter(pk__in=cluster_ids).exclude(prometheus_url="")
+    for cluster_id, url in urls.values_list("pk", "prometheus_url"):
+        at, answer = _signals_seen.get(url, (-inf, None))
+        if time.monotonic() - at > SIGNALS_SECONDS:
+            answer = node_signals(url.rstrip("/"), timeout=5.0)
+            _signals_seen[url] = (time.monotonic(), answer)
+        found[cluster_id] = answer
+    return found
 
 
 def _overlay(base: Facts, node: Node, faults: list[NodeFault]) -> Facts:
@@ -212,6 +245,14 @@ def precheck(node: Node, fact: Facts, needed: dict[str, int], *, boards: bool) -
     return results
 
 
+def _cluster_signals(node: Node, fact: Facts) -> list[Result]:
+    """What the cluster's Prometheus says of a node, where it says anything."""
+    if fact.xids is None:
+        return []
+    xids = ", ".join(f"board {gpu}: XID {code}" for gpu, code in sorted(fact.xids.items()))
+    return [Result("xid", node.name, not fact.xids, value=xids)]
+
+
 def _boards(node: Node, fact: Facts) -> Result:
     seen = fact.boards_seen
     return Result(
@@ -225,15 +266,22 @@ def _boards(node: Node, fact: Facts) -> Result:
 
 
 def inspect(node: Node, fact: Facts, *, boards: bool) -> list[Result]:
-    """The periodic checks of a node running jobs (SPEC F2): heartbeat, NIC, boards, and
-    the problems a cluster reports of it (its conditions: "condition KernelDeadlock")."""
+    """The periodic checks of a node running jobs (SPEC F2): heartbeat, NIC, boards (and
+    their XID errors, where the cluster's Prometheus reports them), and the problems a
+    cluster reports of it (its conditions: "condition KernelDeadlock")."""
     injected = set(fact.injected)
     results = [
         Result("heartbeat", node.name, fact.heartbeat, injected=FaultKind.HEARTBEAT in injected),
-        Result("nic", node.name, fact.nic_up, injected=FaultKind.NIC in injected),
+        Result(
+            "nic",
+            node.name,
+            fact.nic_up,
+            value=", ".join(fact.nics_down),
+            injected=FaultKind.NIC in injected,
+        ),
     ]
     if boards:
-        results.append(_boards(node, fact))
+        results += [_boards(node, fact), *_cluster_signals(node, fact)]
     results += [
         Result(f"{CONDITION}{kind}"[:40], node.name, False, value=why)
         for kind, why in fact.conditions

@@ -115,7 +115,8 @@ def test_a_problem_the_cluster_reports_of_a_node_is_a_fault_inspection_finds(
     assert JobEvent.objects.filter(
         job=job, item="condition KernelDeadlock",
         message__startswith=f"Inspection found the node condition KernelDeadlock on {node} "
-        "(condition KernelDeadlock). Its processes are stopped",
+        "(condition KernelDeadlock: DockerHung: task docker:7 blocked for more than 300 "
+        "seconds). Its processes are stopped",
     ).exists()  # fmt: skip
     assert Node.objects.get(name=node).isolated_at is not None
     sync_cluster(cluster)  # the worker has done it already, or this does
@@ -151,3 +152,57 @@ def test_a_node_with_a_reported_problem_fails_the_precheck_and_the_job_starts_el
     Node.objects.filter(name="gpu-02").update(cordoned=False)
     [attempt] = admit_and_launch()
     assert attempt.replicas[0]["node"] == "gpu-02"
+
+
+@pytest.fixture
+def prometheus(cluster, monkeypatch):
+    """A Prometheus for the cluster, asked afresh at every look."""
+    from resources.inventory import probes
+    from resources.models import Cluster
+    from tests.resources.k8s_fake.prometheus import FakePrometheus
+
+    monkeypatch.setattr(probes, "SIGNALS_SECONDS", 0.0)
+    with FakePrometheus() as fake_prometheus:
+        Cluster.objects.filter(pk=cluster.pk).update(prometheus_url=fake_prometheus.url)
+        yield fake_prometheus
+
+
+def test_a_boards_hardware_xid_from_prometheus_is_a_fault_and_a_programs_is_not(
+    alice, vision, cluster, fake, prometheus, celery_worker
+):
+    from jobs.faults import inspection
+
+    job, attempt = restartable(alice, vision, cluster)
+    node = attempt.replicas[0]["node"]
+    prometheus.xids[(node, "0")] = 0
+    prometheus.xids[(node, "1")] = 13  # "graphics engine exception": the program's own
+    assert inspection.inspect() == []
+    prometheus.down = True  # Prometheus away: not measured, never a fault
+    prometheus.xids[(node, "2")] = 79
+    assert inspection.inspect() == []
+    prometheus.down = False
+    assert inspection.inspect() == [attempt.pk]
+    job = requeued(job)
+    record = FaultRecord.objects.get(job=job)
+    assert (record.item, record.action, record.nodes) == ("xid", "restart", [node])
+    assert record.message.startswith(
+        f"Inspection found a board's hardware error (XID) on {node} (xid: board 2: XID 79)."
+    )
+    assert Node.objects.get(name=node).isolated_at is not None
+
+
+def test_a_network_interface_gone_down_in_prometheus_is_a_fault(
+    alice, vision, cluster, fake, prometheus, celery_worker
+):
+    from jobs.faults import inspection
+
+    job, attempt = restartable(alice, vision, cluster)
+    node = attempt.replicas[0]["node"]
+    other = "gpu-02" if node == "gpu-01" else "gpu-01"
+    prometheus.nics_down.add((other, "ib1"))  # not this job's node
+    assert inspection.inspect() == []
+    prometheus.nics_down.add((node, "ib0"))
+    assert inspection.inspect() == [attempt.pk]
+    record = FaultRecord.objects.get(job=requeued(job))
+    assert record.item == "nic"
+    assert f"network interface down on {node} (nic: ib0)" in record.message
