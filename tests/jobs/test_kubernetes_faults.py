@@ -206,3 +206,26 @@ def test_a_network_interface_gone_down_in_prometheus_is_a_fault(
     record = FaultRecord.objects.get(job=requeued(job))
     assert record.item == "nic"
     assert f"network interface down on {node} (nic: ib0)" in record.message
+
+
+def test_a_fault_injected_on_a_cluster_node_is_found_like_a_real_one(
+    alice, vision, cluster, fake, celery_worker
+):
+    """Drills on a cluster (issue 28): `manage.py inject_fault` on a cluster's node is read by
+    inspection as its real check would be; kill and freeze, which need the node's
+    processes, are refused in words."""
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    from jobs.faults import inspection
+
+    job, attempt = restartable(alice, vision, cluster)
+    node = attempt.replicas[0]["node"]
+    with pytest.raises(CommandError, match="only be killed or frozen on local nodes"):
+        call_command("inject_fault", node, "kill", stdout=io.StringIO())
+    call_command("inject_fault", node, "board", "--detail", "1", stdout=io.StringIO())
+    assert inspection.inspect() == [attempt.pk]
+    record = FaultRecord.objects.get(job=requeued(job))
+    assert (record.item, record.nodes) == ("gpu-check", [node])
+    assert Node.objects.get(name=node).isolated_at is not None
