@@ -46,6 +46,8 @@ FAILED = {
         "Precheck %(item)s failed on %(nodes)s: the cluster reports %(value)s."
     ),
 }
+# Items worded by one message each: the three disks, a cluster's conditions.
+KEYS = (("disk", "disk-size"), ("condition", probes.CONDITION))
 UNMEASURED = gettext_noop(
     "Precheck %(item)s not measured on %(nodes)s: this cluster does not report it."
 )
@@ -82,8 +84,7 @@ def passed(job: Job, workload: Workload) -> bool:
 
 
 def _record(job: Job, item: str, group: list[probes.Result]) -> None:
-    key = "disk" if item.startswith("disk-size") else item
-    key = "condition" if item.startswith(probes.CONDITION) else key
+    key = next((k for k, start in KEYS if item.startswith(start)), item)
     bad = [r for r in group if r.ok is False]
     unknown = [r for r in group if r.ok is None]
     if bad:

@@ -19,18 +19,21 @@ QUERIES = {
 }
 
 
-def _query(base: str, query: str, timeout: float) -> dict[str, float]:
+def _vector(base: str, query: str, timeout: float) -> list[tuple[dict, float]]:
     url = f"{base}/api/v1/query?{urllib.parse.urlencode({'query': query})}"
     with urllib.request.urlopen(url, timeout=timeout) as answer:
         body = json.load(answer)
-    values = {}
+    found = []
     for item in (body.get("data") or {}).get("result") or []:
-        pod = (item.get("metric") or {}).get("pod")
         try:
-            values[pod] = float(item["value"][1])
+            found.append((item.get("metric") or {}, float(item["value"][1])))
         except (KeyError, IndexError, TypeError, ValueError):
             continue
-    return values
+    return found
+
+
+def _query(base: str, query: str, timeout: float) -> dict[str, float]:
+    return {metric.get("pod"): value for metric, value in _vector(base, query, timeout)}
 
 
 def gpu_use(
@@ -59,19 +62,6 @@ NODE_QUERIES = {
     "nic": 'node_network_up{device=~"(ib|eth|en|bond).*"} == 0 '
     "and on (instance, device) max_over_time(node_network_up[1h]) == 1",
 }
-
-
-def _vector(base: str, query: str, timeout: float) -> list[tuple[dict, float]]:
-    url = f"{base}/api/v1/query?{urllib.parse.urlencode({'query': query})}"
-    with urllib.request.urlopen(url, timeout=timeout) as answer:
-        body = json.load(answer)
-    found = []
-    for item in (body.get("data") or {}).get("result") or []:
-        try:
-            found.append((item.get("metric") or {}, float(item["value"][1])))
-        except (KeyError, IndexError, TypeError, ValueError):
-            continue
-    return found
 
 
 def _node_of(metric: dict) -> str:
