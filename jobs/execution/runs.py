@@ -75,7 +75,8 @@ def start(job_id: int, subtask: SubTask | None = None) -> Attempt | None:
     except (ValueError, KeyError, BackendError) as exc:
         _fail_to_launch(job, str(exc))
         return None
-    if job.phase == Phase.ADMITTED and not prechecks.passed(job, workload):
+    in_workload = runner.prechecks_in_workload
+    if job.phase == Phase.ADMITTED and not prechecks.passed(job, workload, in_workload=in_workload):
         return None  # its nodes are isolated; it is back in the queue, or ended as error
     attempt = _new_attempt(job, number, subtask, workload, runner.name, cluster_id)
     if attempt is None or not _submit(attempt, workload, runner):
@@ -252,6 +253,7 @@ def follow(attempt: Attempt, samples: dict[int, list[UsageSample]] | None = None
             status = WorkloadStatus(
                 WorkloadState.FAILED, reason=str(exc) or "the backend lost track of it"
             )
+    prechecks.tell(attempt, status)  # those a cluster ran in the pods (SPEC F1)
     step_events.tell(attempt, status)  # data preparation, lifecycle scripts (SPEC J19, J23)
     if status.state.finished:
         settle.end(attempt, status)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.conf import settings
 
 from console import limits
+from jobs.faults import prechecks
 from jobs.launch_request import plan_for
 from jobs.models import Job
 from resources.backends.base import (
@@ -74,7 +77,7 @@ def build(job: Job, number: int, subtask=None) -> Workload:
         raise ValueError("no node is reserved for the job")
     plan = plan_for(job, subtask)
     replicas = _replicas(plan, placed, _path(job))
-    return Workload(
+    workload = Workload(
         id=workload_id(job, number),
         replicas=replicas,
         graceful_seconds=job.graceful_shutdown_seconds,
@@ -97,6 +100,9 @@ def build(job: Job, number: int, subtask=None) -> Workload:
             timeout_seconds=limits.current().lifecycle_script_timeout_seconds,
         ),
     )
+    # What a backend that checks in the workload asks of each node (SPEC F1; the local
+    # backend's are run by the console before the start, and it ignores these).
+    return replace(workload, prechecks=prechecks.asked(workload))
 
 
 def _replicas(plan, placed: list[tuple[str, tuple[int, ...]]], path: str) -> tuple:

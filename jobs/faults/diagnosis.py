@@ -53,17 +53,28 @@ def telling_exit_code(replicas, fault_codes: set[int] | None = None) -> int | No
     return next((code for code in codes if code in fault_codes), codes[0] if codes else None)
 
 
+def precheck_found(failures) -> tuple[list[str], str, object]:
+    """(nodes, first item, words) of failed prechecks (SPEC F1): where, and what."""
+    nodes = sorted({f.node for f in failures})
+    items = ", ".join(dict.fromkeys(f.item for f in failures))
+    found = said(
+        gettext_noop("Precheck failed on %(nodes)s (%(items)s): its code was not started."),
+        nodes=", ".join(nodes),
+        items=items,
+    )
+    return nodes, failures[0].item, found
+
+
 def diagnose(attempt: Attempt, status: WorkloadStatus):
-    """Why a failed attempt failed: its nodes' state now, the process faults injected
-    there while it ran, its exit code and what the backend says (SPEC F3, seed 003)."""
+    """Why a failed attempt failed: a precheck its pods ran (on a cluster), else its nodes'
+    state now, the process faults injected there while it ran, its exit code and what the
+    backend says (SPEC F3, seed 003)."""
+    failures = [c for c in status.prechecks if c.ok is False]
+    if failures:
+        nodes, check, found = precheck_found(failures)
+        return Cause.PRECHECK, check, nodes, found
     names = nodes_of(attempt)
-    nodes = list(Node.objects.filter(name__in=names).select_related("pool"))
-    facts = probes.facts(nodes)
-    faulty: dict[str, str] = {}
-    for node in nodes:
-        for result in probes.inspect(node, facts[node.name], boards=node.board_count > 0):
-            if result.ok is False:
-                faulty.setdefault(node.name, result.item)
+    faulty = _faulty(names)
     process = list(
         NodeFault.objects.filter(
             node__name__in=names,
@@ -113,6 +124,18 @@ def diagnose(attempt: Attempt, status: WorkloadStatus):
         return cause, "exit-code", names, found
     found = said(gettext_noop("Failed: %(reason)s."), reason=reason)
     return cause, "exit-code", names, found
+
+
+def _faulty(names: list[str]) -> dict[str, str]:
+    """Node -> the first of its checks that fails now, for the nodes ``names`` that have one."""
+    nodes = list(Node.objects.filter(name__in=names).select_related("pool"))
+    facts = probes.facts(nodes)
+    faulty: dict[str, str] = {}
+    for node in nodes:
+        for result in probes.inspect(node, facts[node.name], boards=node.board_count > 0):
+            if result.ok is False:
+                faulty.setdefault(node.name, result.item)
+    return faulty
 
 
 def nodes_of(attempt: Attempt) -> list[str]:

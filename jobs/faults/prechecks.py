@@ -10,14 +10,15 @@ job goes back to the queue's head, or ends as error when it has no recovery left
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.utils.translation import gettext_noop
 
 from console import limits
 from console.words import counted, said
 from jobs import lifecycle
 from jobs.faults import recovery
-from jobs.models import Job, JobEvent
-from resources.backends.base import Workload
+from jobs.models import Attempt, Job, JobEvent
+from resources.backends.base import NodeChecks, Workload, WorkloadStatus
 from resources.inventory import probes
 from resources.models import Node
 
@@ -53,8 +54,14 @@ UNMEASURED = gettext_noop(
 )
 
 
-def results(job: Job, workload: Workload) -> list[probes.Result]:
-    """Every check of every node the workload runs on."""
+# The items a cluster's pods measure themselves (resources' k8s precheck container).
+IN_WORKLOAD = ("dns", "disk-size ", "ulimit", "gpu-check")
+
+
+def results(job: Job, workload: Workload, *, in_workload: bool = False) -> list[probes.Result]:
+    """Every check of every node the workload runs on. ``in_workload``: the backend measures
+    seed 004's items in the workload itself (Workload.prechecks), so only what it reports of
+    its nodes (their conditions) and the faults injected there are checked here."""
     names = list(dict.fromkeys(r.node for r in workload.replicas))
     with_boards = {r.node for r in workload.replicas if r.slots}
     nodes = list(Node.objects.filter(name__in=names).select_related("pool"))
@@ -64,23 +71,94 @@ def results(job: Job, workload: Workload) -> list[probes.Result]:
     for node in sorted(nodes, key=lambda n: names.index(n.name)):
         needed = probes.thresholds(node, caps)
         found += probes.precheck(node, facts[node.name], needed, boards=node.name in with_boards)
+    if in_workload:
+        found = [r for r in found if r.injected or not r.item.startswith(IN_WORKLOAD)]
     return found
 
 
-def passed(job: Job, workload: Workload) -> bool:
+def asked(workload: Workload) -> tuple[NodeChecks, ...]:
+    """What the checks in the workload ask of each of its nodes (the pool's thresholds,
+    else the site's; the limits on InfiniBand nodes)."""
+    names = list(dict.fromkeys(r.node for r in workload.replicas))
+    caps = limits.current()
+    found = []
+    for node in Node.objects.filter(name__in=names).select_related("pool"):
+        needed = probes.thresholds(node, caps)
+        found.append(
+            NodeChecks(
+                node=node.name,
+                root_gb=needed["root"],
+                shm_gb=needed["shm"],
+                cache_gb=needed["cache"],
+                infiniband=str(node.labels.get(probes.INFINIBAND_LABEL, "")) == "true",
+            )
+        )
+    return tuple(sorted(found, key=lambda n: names.index(n.node)))
+
+
+def passed(job: Job, workload: Workload, *, in_workload: bool = False) -> bool:
     """Run the prechecks, record each as an event; False when one failed (the job was then
     requeued or ended by recovery)."""
-    found = results(job, workload)
-    by_item: dict[str, list[probes.Result]] = {}
-    for result in found:
-        by_item.setdefault(result.item, []).append(result)
-    for item, group in by_item.items():
-        _record(job, item, group)
+    found = results(job, workload, in_workload=in_workload)
+    _record_all(job, found)
     failures = [r for r in found if r.ok is False]
     if not failures:
         return True
     recovery.precheck_failed(job, failures)
     return False
+
+
+def _record_all(job: Job, found: list) -> None:
+    by_item: dict[str, list] = {}
+    for result in found:
+        by_item.setdefault(result.item, []).append(result)
+    for item, group in by_item.items():
+        _record(job, item, group)
+
+
+# Attempts whose in-workload prechecks were told, in this process (a sync pass must not cost
+# a query per running attempt for nothing new).
+_told: set[tuple] = set()
+
+
+def tell(attempt: Attempt, status: WorkloadStatus) -> None:
+    """The prechecks the backend ran in the attempt's workload, as the same per-item events
+    the console's own write: once, when every replica has reported (or the workload ended,
+    with what came back: a failed item ends it before the others report)."""
+    key = (attempt.pk, attempt.created_at)
+    if key in _told or not status.prechecks:
+        return
+    reported = {c.replica for c in status.prechecks}
+    wanted = {r["name"] for r in attempt.replicas}
+    if not (reported >= wanted or status.state.finished):
+        return
+    with transaction.atomic():
+        Attempt.objects.select_for_update().filter(pk=attempt.pk).first()
+        told = JobEvent.objects.filter(
+            job_id=attempt.job_id, item__in=WORKLOAD_ITEMS, at__gte=attempt.created_at
+        ).exists()
+        if not told:
+            _record_all(attempt.job, _by_node(status.prechecks))
+    if len(_told) > 10_000:  # ended attempts are never asked about again
+        _told.clear()
+    _told.add(key)
+
+
+# Every in-workload precheck reports these (an item it could not measure says so).
+WORKLOAD_ITEMS = ("dns", "disk-size root")
+
+
+def _by_node(checked) -> list[probes.Result]:
+    """One result per item and node (replicas sharing a node, such as a parameter server
+    beside its worker, each checked it): the worst of them."""
+    rank = {False: 0, None: 1, True: 2}
+    found: dict[tuple[str, str], probes.Result] = {}
+    for c in checked:
+        result = probes.Result(c.item, c.node, c.ok, value=c.value, needed=c.needed)
+        known = found.get((c.item, c.node))
+        if known is None or rank[result.ok] < rank[known.ok]:
+            found[(c.item, c.node)] = result
+    return list(found.values())
 
 
 def _record(job: Job, item: str, group: list[probes.Result]) -> None:

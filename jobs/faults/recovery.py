@@ -17,7 +17,7 @@ from django.utils.translation import gettext_noop
 from console.words import Said, counted, said
 from jobs import hooks, lifecycle
 from jobs.backend import stop_attempt
-from jobs.faults.diagnosis import check_words, diagnose
+from jobs.faults.diagnosis import check_words, diagnose, precheck_found
 from jobs.faults.policy import Action, Cause, Decision, Options, decide
 from jobs.models import Attempt, FaultRecord, Job, JobEvent, Phase
 from jobs.operations import release
@@ -313,14 +313,8 @@ def precheck_failed(job: Job, failures: list) -> bool:
     """A precheck failed on some of the job's nodes (SPEC F1): its code is not started; the
     nodes are isolated and the job goes back to the queue's head, or ends as error when it
     may not recover. Returns True when the job was requeued."""
-    nodes = sorted({f.node for f in failures})
-    items = ", ".join(dict.fromkeys(f.item for f in failures))
-    found = said(
-        gettext_noop("Precheck failed on %(nodes)s (%(items)s): its code was not started."),
-        nodes=", ".join(nodes),
-        items=items,
-    )
-    outcome = _recover(job, None, Cause.PRECHECK, failures[0].item, nodes, found)
+    nodes, check, found = precheck_found(failures)
+    outcome = _recover(job, None, Cause.PRECHECK, check, nodes, found)
     if outcome == REQUEUED:
         return True
     phase, message, kind = outcome

@@ -16,6 +16,11 @@ from typing import Protocol
 
 from resources.backends import terminal
 
+# What runs around a job's own command, kept apart; part of this contract.
+from resources.backends.steps import Checked, LifecycleScripts, NodeChecks, Note, PreparedData
+
+__all__ = ["Checked", "LifecycleScripts", "NodeChecks", "Note", "PreparedData"]
+
 
 @dataclass(frozen=True)
 class NodeInfo:
@@ -125,35 +130,6 @@ class ReplicaSpec:
 
 
 @dataclass(frozen=True)
-class PreparedData:
-    """A read-only dataset the job asked to have copied to each of its nodes' fast local
-    storage before its code starts (SPEC J19). Every replica mounting ``target`` mounts the
-    node's copy, read-only, instead of ``source`` on the shared storage. ``label`` names it
-    for people ("cifar10/v2")."""
-
-    source: str
-    target: str
-    label: str
-
-
-@dataclass(frozen=True)
-class LifecycleScripts:
-    """The job's lifecycle scripts (SPEC J23): shell text, run with ``bash -c`` on every
-    replica, in its environment, working folder and identity. ``before_start`` runs before
-    the replica's command (failing, it fails the workload and the command never runs);
-    ``on_failure`` once the workload's command has failed, then ``after_stop`` once it has
-    ended for any reason. Each may take ``timeout_seconds``."""
-
-    before_start: str = ""
-    after_stop: str = ""
-    on_failure: str = ""
-    timeout_seconds: int = 300
-
-    def __bool__(self) -> bool:
-        return bool(self.before_start or self.after_stop or self.on_failure)
-
-
-@dataclass(frozen=True)
 class RunAs:
     """Who a workload's processes are: the job owner's own identity, the same on every
     backend (locally a user of this machine; on Kubernetes ``runAsUser``, ``runAsGroup``,
@@ -195,6 +171,9 @@ class Workload:
     workdir_name: str = ""
     prepare_data: tuple[PreparedData, ...] = ()
     scripts: LifecycleScripts = field(default_factory=LifecycleScripts)
+    # The checks a cluster runs in each pod before the job's code (SPEC F1), by node; empty:
+    # none there (the local backend's are run by the console before it starts anything).
+    prechecks: tuple[NodeChecks, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.workdir_name:
@@ -218,24 +197,6 @@ class ReplicaStatus:
 
 
 @dataclass(frozen=True)
-class Note:
-    """Something the backend did for the workload that its owner should hear of, numbered
-    from 0 in the order it happened (the console tells each once, in order).
-
-    ``kind`` and the keys of ``facts``:
-
-    * ``preparing`` (node, label, done, total: bytes), ``prepared`` (node, label, total,
-      seconds), ``reused`` (node, label, total), ``prepare_failed`` (node, label, error);
-    * ``script`` (point: before_start | on_failure | after_stop, node, replica, exit_code,
-      seconds, timed_out, last_line).
-    """
-
-    number: int
-    kind: str
-    facts: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class WorkloadStatus:
     state: WorkloadState
     replicas: tuple[ReplicaStatus, ...] = ()
@@ -243,6 +204,8 @@ class WorkloadStatus:
     # The cluster lost a node it ran on, or a pod of it was force-deleted (seed 003).
     node_lost: bool = False
     notes: tuple[Note, ...] = ()  # data preparation and lifecycle scripts, as they went
+    # The prechecks run beside the code (Workload.prechecks), of each replica that ran them.
+    prechecks: tuple[Checked, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -328,6 +291,9 @@ class Backend(Protocol):
     except ``stop`` and ``cleanup``, which are then no-ops (so that retries are harmless)."""
 
     name: str
+    # Whether the backend runs a workload's prechecks (Workload.prechecks) beside its code
+    # and reports them (WorkloadStatus.prechecks), rather than the console before the start.
+    prechecks_in_workload: bool
 
     def inventory(self) -> list[NodeInfo]:
         """Every node the backend can run workloads on, as it is now."""

@@ -56,6 +56,16 @@ def gpu_spec(name: str = "a100-1") -> NodeSpec:
 
 
 @pytest.fixture
+def own_admissions(monkeypatch):
+    """The test runs the admission pass itself: the session's worker must not race it."""
+    from jobs import hooks
+    from resources import hooks as resource_hooks
+
+    monkeypatch.setattr(hooks, "queue_listeners", [])
+    monkeypatch.setattr(resource_hooks, "inventory_listeners", [])
+
+
+@pytest.fixture
 def fake():
     """The fake API server with the two GPU nodes, graceful periods 20 times faster."""
     with FakeKubernetes(NODES, auto=True) as api:

@@ -6,26 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import hooks
 from jobs.execution import runs
 from jobs.models import FaultRecord, JobEvent, Phase
-from resources import hooks as resource_hooks
 from resources.models import Node
 from tests.helpers import wait_until
 from tests.jobs.execution_helpers import admit_and_launch, make_job, wait_for_phase
 from tests.jobs.k8s_cluster import gpu_spec
 from tests.resources.k8s_fake import HAVE_CRDS
 
-pytestmark = pytest.mark.skipif(
-    not HAVE_CRDS, reason="Volcano's CRDs are not beside the checkout (shared/k8s/crds)"
-)
-
-
-@pytest.fixture(autouse=True)
-def own_admissions(monkeypatch):
-    """These tests run the admission pass themselves: the session's worker must not race."""
-    monkeypatch.setattr(hooks, "queue_listeners", [])
-    monkeypatch.setattr(resource_hooks, "inventory_listeners", [])
+pytestmark = [
+    pytest.mark.skipif(not HAVE_CRDS, reason="Volcano's CRDs are not beside the checkout"),
+    pytest.mark.usefixtures("own_admissions"),  # these tests run the admission pass
+]
 
 
 def restartable(alice, vision, cluster):

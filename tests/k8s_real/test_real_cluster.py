@@ -2,7 +2,8 @@
 
 Skipped unless KUBECONFIG is set; docs/kubernetes.md says how to make a cluster for it and
 which variables it reads. It submits a job through the console's real admission pass, waits
-for it to run, reads its log, stops it, deletes it, and checks that nothing is left.
+for it to run, checks that its prechecks ran in the pod and passed, reads its log, stops
+it, deletes it, and checks that nothing is left.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ TIMEOUT = float(os.environ.get("K8S_TIMEOUT", "300"))
 @pytest.fixture
 def cluster(vision, transactional_db, settings, tmp_path):
     settings.CLUSTER_LOGS_DIR = tmp_path / "cluster-logs"
-    pool = ResourcePoolFactory(name="real-cluster")
+    # Thresholds a small test cluster meets: the prechecks in the pod must pass there.
+    pool = ResourcePoolFactory(
+        name="real-cluster", precheck_root_gb=1, precheck_shm_gb=0, precheck_cache_gb=1
+    )
     pool.projects.add(vision)
     cluster = Cluster(
         name="real",
@@ -70,6 +74,10 @@ def test_a_job_runs_logs_stops_and_leaves_nothing(alice, vision, cluster, celery
     wait_until(
         lambda: f"hello from {job.name}" in backend.logs(attempt.workload_id, replica)[0], 60, 1
     )
+    # Seed 004's prechecks ran in the pod before the command (SPEC F1), one event per item.
+    events = dict(job.events.exclude(item="").values_list("item", "message"))
+    for item in ("dns", "disk-size root", "disk-size shm", "disk-size cache"):
+        assert events.get(item, "").startswith(f"Precheck {item} passed"), events
     operations.stop(job, alice)
     wait_for_phase(job, Phase.STOPPED, timeout=TIMEOUT)
     operations.delete(job, alice)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobs.launch import MODES, LaunchRequest, plan, port_for
-from resources.backends.base import RunAs
+from resources.backends.base import NodeChecks, RunAs
 from resources.backends.kubernetes import render
 from resources.backends.kubernetes.schema import crd_schema, problems
 from tests.jobs.test_launch_properties import BOARDS, COMMANDS
@@ -70,9 +70,15 @@ def workloads(draw):
     )
     workload = workload_from_plan(plan(request), name, graceful_seconds=draw(st.integers(0, 600)))
     nodes = [replace(r, node=f"gpu-node-{i}") for i, r in enumerate(workload.replicas)]
+    checks = [
+        NodeChecks(node=r.node, root_gb=draw(st.integers(0, 500)),
+                   infiniband=draw(st.booleans()))
+        for r in nodes
+    ]  # fmt: skip
     return replace(
         workload,
         replicas=tuple(nodes),
+        prechecks=tuple(checks) if draw(st.booleans()) else (),
         run_as=IDENTITY,
         image="registry.example.com/team/pytorch:2.3",
         labels={
@@ -133,6 +139,18 @@ def test_each_replica_is_one_task_as_planned(workload):
         )
         mounted = {m["mountPath"]: m for m in container["volumeMounts"]}
         assert mounted["/dev/shm"]["name"] == "dshm"
+        # The prechecks (SPEC F1) first, in the job's image, with the boards it counts.
+        if workload.prechecks:
+            precheck = pod["initContainers"][0]
+            assert precheck["name"] == "precheck" and precheck["image"] == workload.image
+            assert precheck["resources"] == resources
+            env = {e["name"]: e["value"] for e in precheck["env"]}
+            assert env["CONSOLE_PRECHECK_BOARDS"] == str(len(replica.slots))
+            assert env["CONSOLE_PRECHECK_PEERS"].split() == [
+                f"{r.name}.{workload.id}" for r in workload.replicas
+            ]
+        else:
+            assert "initContainers" not in pod
         for source, target, read_only in replica.mounts:
             assert mounted[target]["readOnly"] is read_only
             assert f"{STORAGE}/{mounted[target]['subPath']}" == source

@@ -20,7 +20,7 @@ import contextlib
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from resources.backends.base import (
@@ -34,6 +34,7 @@ from resources.backends.base import (
     WorkloadStatus,
 )
 from resources.backends.kubernetes import cordon as k8s_cordon
+from resources.backends.kubernetes import precheck as k8s_precheck
 from resources.backends.kubernetes import queues as k8s_queues
 from resources.backends.kubernetes import render as k8s_render
 from resources.backends.kubernetes.api import (
@@ -75,6 +76,9 @@ class Snapshot:
 
 class KubernetesBackend:
     name = "kubernetes"
+    # Seed 004's prechecks run in each pod (k8s_precheck): the console does not run them
+    # before the submit, it reads them back from the pods.
+    prechecks_in_workload = True
 
     def __init__(
         self,
@@ -126,28 +130,20 @@ class KubernetesBackend:
 
     def cordon(self, name: str, reason: str, by: str) -> None:
         """Cordon ``name`` for the console's isolation, saying why (k8s_cordon)."""
-        body = k8s_cordon.cordon_body(reason, by)
-        self.api.request("PATCH", k8s_cordon.path(name), f"cordon node {name}", body=body,
-                         content_type=k8s_cordon.MERGE_PATCH)  # fmt: skip
+        self._patch_node(name, "cordon", k8s_cordon.cordon_body(reason, by))
 
     def uncordon(self, name: str) -> None:
         """Undo the console's own cordon of ``name``: the caller saw its annotation."""
-        body = k8s_cordon.UNCORDON_BODY
-        self.api.request("PATCH", k8s_cordon.path(name), f"uncordon node {name}", body=body,
+        self._patch_node(name, "uncordon", k8s_cordon.UNCORDON_BODY)
+
+    def _patch_node(self, name: str, verb: str, body: dict) -> None:
+        self.api.request("PATCH", k8s_cordon.path(name), f"{verb} node {name}", body=body,
                          content_type=k8s_cordon.MERGE_PATCH)  # fmt: skip
 
     def health(self) -> str:
-        try:
-            self.api.get("/version", "tell its version")
-            # /version is often open to anyone: listing one node also proves we may read them.
-            self.api.get("/api/v1/nodes", "list nodes", limit=1)
-        except BackendError as error:
-            return str(error)
-        except Exception as error:
-            # A health check that raises would take the status page down with it.
-            logger.exception("Kubernetes health check failed")
-            return f"unexpected error: {error}".splitlines()[0]
-        return ""
+        from resources.backends.kubernetes.check import health
+
+        return health(self)
 
     def check(self):
         """The connection test (k8s_check)."""
@@ -270,9 +266,17 @@ class KubernetesBackend:
                         "its Volcano job is gone from the cluster (deleted outside the console)"
                     ) from None
                 raise
-            return workload_status(job, [])
-        pods = snapshot.pods.get(workload_id, [])
-        status = workload_status(job, pods, snapshot.podgroups.get(workload_id))
+            # Its pods too: a short job may live its whole life between two snapshots, and
+            # its pods say how it went (its prechecks, its logs): kept until the next one.
+            selector = f"{WORKLOAD_LABEL}={workload_id}"
+            pods = self.api.get(f"/api/v1{self._ns}/pods", "list pods", labelSelector=selector)
+            pods = list(pods.get("items") or [])
+            snapshot.jobs[workload_id], snapshot.pods[workload_id] = job, pods
+            status = workload_status(job, pods)
+        else:
+            pods = snapshot.pods.get(workload_id, [])
+            status = workload_status(job, pods, snapshot.podgroups.get(workload_id))
+        status = replace(status, prechecks=k8s_precheck.results(pods, task_of))
         if self.store is not None and (status.state.finished or _deleting(job)):
             self.copy_logs(workload_id, final=status.state.finished)
         return status

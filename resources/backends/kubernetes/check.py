@@ -7,6 +7,7 @@ admin would grant them ("create jobs.batch.volcano.sh"); and how many nodes it s
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from resources.backends.kubernetes.backend import KubernetesBackend
 
 VOLCANO = "/apis/batch.volcano.sh/v1alpha1"
+logger = logging.getLogger(__name__)
 
 # What the console does on a cluster, as (verb, group, resource) for the connection test.
 NEEDED = (
@@ -118,3 +120,18 @@ def _may(self: KubernetesBackend, verb: str, group: str, resource: str) -> bool:
         body=review,
     )
     return bool(((answer or {}).get("status") or {}).get("allowed"))  # type: ignore[union-attr]
+
+
+def health(backend: KubernetesBackend) -> str:
+    """Empty when the API answers us; else what is wrong, in words."""
+    try:
+        backend.api.get("/version", "tell its version")
+        # /version is often open to anyone: listing one node also proves we may read them.
+        backend.api.get("/api/v1/nodes", "list nodes", limit=1)
+    except BackendError as error:
+        return str(error)
+    except Exception as error:
+        # A health check that raises would take the status page down with it.
+        logger.exception("Kubernetes health check failed")
+        return f"unexpected error: {error}".splitlines()[0]
+    return ""

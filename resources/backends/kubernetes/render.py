@@ -11,7 +11,8 @@ it sees on the local backend:
 * the environment, argv and files as planned. Volcano's ``env``, ``pytorch``,
   ``tensorflow`` and ``mpi`` plugins are never used: they would overwrite it. ``ssh`` is
   added where one replica launches onto the others (mpirun, deepspeed);
-* data preparation and lifecycle scripts as ``k8s_steps`` renders them;
+* the prechecks before the job's code, as ``k8s_precheck`` renders them (SPEC F1), then
+  data preparation and lifecycle scripts as ``k8s_steps`` renders them;
 * the gang (``minAvailable``), the nodes the console admitted onto (``nodeSelector``), the
   boards as the accelerator resource, CPU and memory as requests equal to limits, a
   memory-backed ``/dev/shm``, the mounts (a subPath of the storage claim, or of a host
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from resources.backends.base import ReplicaSpec, Workload
+from resources.backends.kubernetes import precheck as k8s_precheck
 from resources.backends.kubernetes import steps as k8s_steps
 
 API_VERSION = "batch.volcano.sh/v1alpha1"
@@ -158,13 +160,21 @@ def _pod(workload: Workload, replica: ReplicaSpec, target: ClusterTarget) -> dic
         "containers": [container],
         "volumes": volumes,
     }
+    # The prechecks first (SPEC F1): no data is copied onto a node that fails them.
+    init = []
+    precheck = k8s_precheck.container(workload, replica, _resources(replica, target))
+    if precheck is not None:
+        init.append(precheck)
+        volumes.extend(k8s_precheck.volumes())
     prepare = k8s_steps.prepare_container(
         workload, replica, lambda source, path: _storage_mount(source, path, True, target)
     )
     if prepare is not None:
         prepare["resources"] = _resources(replica, target)
-        pod["initContainers"] = [prepare]
+        init.append(prepare)
         volumes.extend(k8s_steps.prepared_volumes(workload, replica))
+    if init:
+        pod["initContainers"] = init
     if replica.node:
         pod["nodeSelector"] = {HOSTNAME_LABEL: replica.node}
     if workload.run_as is not None:

@@ -45,6 +45,11 @@ def replica_status(pod: dict) -> ReplicaStatus:
     if phase == "Running":
         return ReplicaStatus(name, ReplicaState.RUNNING, reason="stopping")
     if phase in ("Succeeded", "Failed") or terminated:
+        step = _failed_step(pod) if not terminated else None
+        if step is not None:  # an init container failed: the job's own never started
+            code = step.get("exitCode")
+            why = f"{name}: its {step.get('name')} step failed (exit code {code})"
+            return ReplicaStatus(name, ReplicaState.FAILED, None, why)
         code = (terminated or {}).get("exitCode")
         if phase == "Succeeded" or code == 0:
             return ReplicaStatus(name, ReplicaState.SUCCEEDED, 0)
@@ -54,6 +59,16 @@ def replica_status(pod: dict) -> ReplicaStatus:
         message = waiting.get("message") or waiting["reason"]
         return ReplicaStatus(name, ReplicaState.PENDING, reason=f"{waiting['reason']}: {message}")
     return ReplicaStatus(name, ReplicaState.PENDING, reason=_unscheduled(pod))
+
+
+def _failed_step(pod: dict) -> dict | None:
+    """The init container (precheck, prepare-data) that ended the pod: its ``terminated``
+    state with its name, or None."""
+    for status in (pod.get("status") or {}).get("initContainerStatuses") or []:
+        ended = (status.get("state") or {}).get("terminated") or {}
+        if ended.get("exitCode") not in (None, 0):
+            return {**ended, "name": status.get("name", "")}
+    return None
 
 
 def _ended_why(name: str, terminated: dict) -> str:

@@ -84,6 +84,8 @@ def parse_nodes(text: str, variable: str = "LOCAL_NODES") -> list[NodeInfo]:
 
 class LocalBackend:
     name = "local"
+    # The console measures this machine before it starts anything (jobs.faults.prechecks).
+    prechecks_in_workload = False
 
     def inventory(self) -> list[NodeInfo]:
         if settings.EXECUTION_BACKEND != "local":

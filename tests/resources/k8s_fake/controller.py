@@ -5,7 +5,7 @@ scripted), and the garbage collector (ownerReferences, foreground and background
 
 from __future__ import annotations
 
-from tests.resources.k8s_fake import objects
+from tests.resources.k8s_fake import objects, prechecks
 from tests.resources.k8s_fake.objects import stamp
 from tests.resources.k8s_fake.scheduler import ENDED, GangScheduler
 from tests.resources.k8s_fake.script import PodLife, Script
@@ -27,6 +27,8 @@ class Controller:
         # fake holding thousands of them for a benchmark then costs little CPU per tick.
         self.asleep: set[str] = set()
         self._seen = -1  # the store's version after the last tick
+        # node -> precheck item -> (ok, value): what a test made the pods' prechecks find.
+        self.precheck_results: dict[str, dict[str, tuple[bool | None, str]]] = {}
         self.scheduler = GangScheduler(store, nodes, self.write)
 
     def script_for(self, name: str) -> Script:
@@ -281,7 +283,7 @@ class Controller:
                 self.wait(pod, reason, message)
             elif now - life.bound_at < CREATE_SECONDS:
                 self.wait(pod, "ContainerCreating", "")
-            else:
+            elif self.prechecked(pod, life, now):
                 self.start(pod, life, now)
             return
         if life.kill_at is not None and now >= life.kill_at:
@@ -292,6 +294,17 @@ class Controller:
             code = 137 if script.oom else script.exit_code
             reason = "OOMKilled" if script.oom else ("Completed" if code == 0 else "Error")
             self.end(pod, life, code, reason, now)
+
+    def prechecked(self, pod: dict, life: PodLife, now: float) -> bool:
+        """Run the pod's precheck init container once (k8s_fake.prechecks); False when it
+        failed: the pod fails with it, its container never started."""
+        if life.checked or prechecks.container(pod) is None:
+            return True
+        life.checked = True
+        if prechecks.apply(pod, self.precheck_results, stamp(life.bound_at), stamp(now)):
+            return True
+        self.write(pod)
+        return False
 
     def wait(self, pod: dict, reason: str, message: str) -> None:
         waiting = {"reason": reason, **({"message": message} if message else {})}

@@ -29,4 +29,5 @@ class PodLife:
     bound_at: float | None = None
     started_at: float | None = None
     kill_at: float | None = None  # SIGKILL after the grace period of a deletion
+    checked: bool = False  # its precheck init container has run
     logs: list[tuple[float, str]] = field(default_factory=list)

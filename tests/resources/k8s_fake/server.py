@@ -228,6 +228,14 @@ class FakeKubernetes:
                                        "message": message,
                                        "lastTransitionTime": stamp(time.time())})  # fmt: skip
 
+    def precheck(self, node: str, item: str, ok: bool | None = False, value: str = "") -> None:
+        """What the prechecks of the pods on ``node`` find of ``item`` from now on (seed 004's
+        keyword: "dns", "disk-size shm", "gpu-check"…): failed, or unmeasured (None), as
+        said; True: passed again."""
+        with self.store.lock:
+            found = self.controller.precheck_results.setdefault(node, {})
+            found.pop(item) if ok is True else found.__setitem__(item, (ok, value))
+
     def node_not_ready(self, name: str) -> None:
         """The node stops answering (seed 003, nodeNotReady): it turns NotReady with the
         unreachable taint, and the taint manager evicts its pods (a DisruptionTarget
