@@ -72,7 +72,9 @@ def results(job: Job, workload: Workload, *, in_workload: bool = False) -> list[
         needed = probes.thresholds(node, caps)
         found += probes.precheck(node, facts[node.name], needed, boards=node.name in with_boards)
     if in_workload:
-        found = [r for r in found if r.injected or not r.item.startswith(IN_WORKLOAD)]
+        found = [
+            r for r in found if (r.injected and r.ok is False) or not r.item.startswith(IN_WORKLOAD)
+        ]
     return found
 
 

@@ -40,7 +40,8 @@ class FaultForm(forms.Form):
     detail = forms.CharField(
         label=_("Which"), required=False, max_length=20,
         help_text=_("A full disk: root, shm or cache. A failed board: its index (0, 1, …). "
-                    "Empty: all of them."),
+                    "Empty: all of them. A condition: its type (empty: KernelDeadlock). An "
+                    "XID: board:code (empty: 0:79)."),
     )  # fmt: skip
 
     def __init__(self, *args, **kwargs):

@@ -4,6 +4,7 @@ returning it to service (SPEC F3). The jobs side decides what a fault means for 
 
 from __future__ import annotations
 
+import re
 import signal
 
 from django.db import transaction
@@ -12,9 +13,10 @@ from django.utils.translation import gettext_lazy as _
 
 from console.words import wording
 from resources.models import FaultKind, Node, NodeFault
-from resources.models.faults import DISKS, STATE_KINDS
+from resources.models.faults import DEFAULT_CONDITION, DEFAULT_XID, DISKS, STATE_KINDS
 
 SIGNALS = {FaultKind.KILL: signal.SIGKILL, FaultKind.FREEZE: signal.SIGSTOP}
+CONDITION_TYPE = re.compile(r"[A-Z][A-Za-z0-9]{1,19}")
 
 
 class FaultError(ValueError):
@@ -23,7 +25,7 @@ class FaultError(ValueError):
 
 def check_detail(kind: str, detail: str, node: Node) -> str:
     """The ``detail`` of an injection, checked: a disk name for a full disk, a board index
-    for a failed board, nothing else."""
+    for a failed board, a condition's type, an XID as "board:code"; nothing else."""
     detail = (detail or "").strip()
     if kind == FaultKind.DISK:
         if detail and detail not in DISKS:
@@ -36,14 +38,42 @@ def check_detail(kind: str, detail: str, node: Node) -> str:
                 _("Give a board index from 0 to %(last)s, or leave it empty for all boards.")
                 % {"last": node.board_count - 1}
             )
+    elif kind == FaultKind.CONDITION:
+        detail = detail or DEFAULT_CONDITION
+        if not CONDITION_TYPE.fullmatch(detail) or detail == "Ready":
+            raise FaultError(
+                _("Give the condition's type as a cluster names it, e.g. KernelDeadlock or "
+                  "ReadonlyFilesystem (empty: KernelDeadlock).")
+            )  # fmt: skip
+    elif kind == FaultKind.XID:
+        detail = _xid(detail or DEFAULT_XID, node)
     elif detail:
         raise FaultError(_("This fault takes no detail."))
     return detail
 
 
+def _xid(detail: str, node: Node) -> str:
+    """ "board:code" (or "code": board 0), a hardware XID on a board of the node."""
+    from resources.backends.kubernetes.prometheus import HARDWARE_XIDS
+
+    if not node.board_count:
+        raise FaultError(_("This node has no boards."))
+    board, _sep, code = detail.rpartition(":")
+    board = board or "0"
+    if not (board.isdigit() and int(board) < node.board_count and code.isdigit()
+            and int(code) in HARDWARE_XIDS):  # fmt: skip
+        raise FaultError(
+            _("Give board:XID, e.g. 0:79, with a board from 0 to %(last)s and a hardware XID "
+              "(%(codes)s).")
+            % {"last": node.board_count - 1, "codes": ", ".join(map(str, sorted(HARDWARE_XIDS)))}
+        )  # fmt: skip
+    return f"{int(board)}:{int(code)}"
+
+
 def inject(node: Node, kind: str, detail: str = "", user=None) -> NodeFault:
-    """Inject a fault on ``node``. A state (heartbeat, NIC, board, disk, DNS) lasts until
-    cleared; a killed or frozen process is done now, to every job process on the node."""
+    """Inject a fault on ``node``. A state (heartbeat, NIC, board, disk, DNS, condition,
+    XID) lasts until cleared; a killed or frozen process is done now, to every job process
+    on the node."""
     from resources.backends import local_backend
 
     detail = check_detail(kind, detail, node)

@@ -134,6 +134,7 @@ def facts(nodes: list[Node]) -> dict[str, Facts]:
 # The condition that says the node's network is not set up: the NIC check's answer.
 NETWORK_CONDITION = "NetworkUnavailable"
 CONDITION = "condition "  # an inspection item: "condition KernelDeadlock"
+INJECTED = "injected fault"  # the reason of a condition injected on the node
 
 
 def cluster_facts(node: Node, signals: dict | None = None) -> Facts:
@@ -190,6 +191,13 @@ def _overlay(base: Facts, node: Node, faults: list[NodeFault]) -> Facts:
             for disk in [fault.detail] if fault.detail else ["root", "shm", "cache"]:
                 free[disk] = 0.0
             base = replace(base, free_gb=free)
+        elif fault.kind == FaultKind.CONDITION and fault.detail == NETWORK_CONDITION:
+            base = replace(base, nic_up=False)
+        elif fault.kind == FaultKind.CONDITION:
+            base = replace(base, conditions=(*base.conditions, (fault.detail, INJECTED)))
+        elif fault.kind == FaultKind.XID:
+            board, _sep, code = fault.detail.partition(":")
+            base = replace(base, xids={**(base.xids or {}), board: int(code)})
     return replace(base, injected=tuple(sorted({f.kind for f in faults})))
 
 
@@ -238,11 +246,16 @@ def precheck(node: Node, fact: Facts, needed: dict[str, int], *, boards: bool) -
         results.append(Result("ulimit", node.name, ok, value=", ".join(low)))
     if boards:
         results.append(_boards(node, fact))
-    results += [
-        Result(f"{CONDITION}{kind}"[:40], node.name, False, value=why)
+    results += _conditions(node, fact)
+    return results
+
+
+def _conditions(node: Node, fact: Facts) -> list[Result]:
+    """The problems a cluster reports of the node (or an admin injected), one check each."""
+    return [
+        Result(f"{CONDITION}{kind}"[:40], node.name, False, value=why, injected=why == INJECTED)
         for kind, why in fact.conditions
     ]
-    return results
 
 
 def _cluster_signals(node: Node, fact: Facts) -> list[Result]:
@@ -250,7 +263,8 @@ def _cluster_signals(node: Node, fact: Facts) -> list[Result]:
     if fact.xids is None:
         return []
     xids = ", ".join(f"board {gpu}: XID {code}" for gpu, code in sorted(fact.xids.items()))
-    return [Result("xid", node.name, not fact.xids, value=xids)]
+    injected = FaultKind.XID in fact.injected
+    return [Result("xid", node.name, not fact.xids, value=xids, injected=injected)]
 
 
 def _boards(node: Node, fact: Facts) -> Result:
@@ -282,8 +296,5 @@ def inspect(node: Node, fact: Facts, *, boards: bool) -> list[Result]:
     ]
     if boards:
         results += [_boards(node, fact), *_cluster_signals(node, fact)]
-    results += [
-        Result(f"{CONDITION}{kind}"[:40], node.name, False, value=why)
-        for kind, why in fact.conditions
-    ]
+    results += _conditions(node, fact)
     return results

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from console import limits
 from jobs.execution import runs
 from jobs.models import FaultRecord, JobEvent, Phase
 from resources.models import Node
@@ -200,12 +201,23 @@ def test_a_network_interface_gone_down_in_prometheus_is_a_fault(
     assert f"network interface down on {node} (nic: ib0)" in record.message
 
 
+@pytest.mark.parametrize(
+    ("kind", "detail", "item", "found"),
+    [
+        ("board", "1", "gpu-check", "boards not visible"),
+        ("condition", "", "condition KernelDeadlock",
+         "the node condition KernelDeadlock on {node} (condition KernelDeadlock: injected "
+         "fault)"),
+        ("xid", "3:79", "xid", "a board's hardware error (XID) on {node} (xid: board 3: XID 79)"),
+    ],
+)  # fmt: skip
 def test_a_fault_injected_on_a_cluster_node_is_found_like_a_real_one(
-    alice, vision, cluster, fake, celery_worker
+    alice, vision, cluster, fake, celery_worker, kind, detail, item, found
 ):
     """Drills on a cluster (issue 28): `manage.py inject_fault` on a cluster's node is read by
-    inspection as its real check would be; kill and freeze, which need the node's
-    processes, are refused in words."""
+    inspection as its real check would be (a failed board, a condition a node-problem-
+    detector would set, a DCGM XID); kill and freeze, which need the node's processes, are
+    refused in words."""
     import io
 
     from django.core.management import CommandError, call_command
@@ -216,8 +228,29 @@ def test_a_fault_injected_on_a_cluster_node_is_found_like_a_real_one(
     node = attempt.replicas[0]["node"]
     with pytest.raises(CommandError, match="only be killed or frozen on local nodes"):
         call_command("inject_fault", node, "kill", stdout=io.StringIO())
-    call_command("inject_fault", node, "board", "--detail", "1", stdout=io.StringIO())
+    call_command("inject_fault", node, kind, "--detail", detail, stdout=io.StringIO())
     assert inspection.inspect() == [attempt.pk]
     record = FaultRecord.objects.get(job=requeued(job))
-    assert (record.item, record.nodes) == ("gpu-check", [node])
+    assert (record.item, record.nodes) == (item, [node])
+    assert found.format(node=node) in record.message
     assert Node.objects.get(name=node).isolated_at is not None
+
+
+def test_an_injected_failed_precheck_item_keeps_the_job_off_the_cluster_node(
+    alice, vision, cluster, fake
+):
+    """A precheck item injected on a cluster node (a full disk) fails before the submit:
+    the pods measure the rest, but an injected fault decides its item here."""
+    from resources.inventory import faults
+
+    faults.inject(Node.objects.get(name="gpu-01"), "disk", "shm")
+    job = make_job(alice, vision, gpu_spec(), pool=cluster.default_pool,
+                   fault_restart_enabled=True, max_restarts=1)  # fmt: skip
+    Node.objects.filter(name="gpu-02").update(cordoned=True)  # gpu-01 first
+    admit_and_launch()
+    assert list(JobEvent.objects.filter(job=job, item__startswith="disk").values_list(
+        "item", "message"
+    )) == [("disk-size shm", "Precheck disk-size shm failed on gpu-01: 0.0 GB free, needs "
+            f"more than {limits.current().precheck_shm_gb} GB.")]  # fmt: skip
+    assert not fake.objects("ml", "jobs")
+    assert Node.objects.get(name="gpu-01").isolated_at is not None

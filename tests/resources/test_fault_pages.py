@@ -78,6 +78,12 @@ def test_nodes_are_labelled_with_their_jobs(as_admin, node):
         ("board", "", "Injected on gpu-7: Board failed."),
         ("disk", "shm", "Injected on gpu-7: Disk full (shm)."),
         ("dns", "", "Injected on gpu-7: Names do not resolve."),
+        (
+            "condition",
+            "ReadonlyFilesystem",
+            "Injected on gpu-7: Node condition (ReadonlyFilesystem).",
+        ),
+        ("xid", "7:48", "Injected on gpu-7: Board XID error (7:48)."),
         ("kill", "", "No job process runs on gpu-7: nothing was killed."),
         ("freeze", "", "No job process runs on gpu-7: nothing was frozen."),
     ],
@@ -105,6 +111,10 @@ def test_inject_each_kind(as_admin, admin, node, no_runs, kind, detail, said):
         ("board", "8", "detail", "Give a board index from 0 to 7"),
         ("board", "x", "detail", "Give a board index from 0 to 7"),
         ("nic", "eth0", "detail", "This fault takes no detail."),
+        ("condition", "kernel deadlock", "detail", "Give the condition's type as a cluster"),
+        ("condition", "Ready", "detail", "Give the condition's type as a cluster"),
+        ("xid", "0:13", "detail", "Give board:XID, e.g. 0:79, with a board from 0 to 7 and"),
+        ("xid", "8:79", "detail", "Give board:XID, e.g. 0:79, with a board from 0 to 7 and"),
         ("kill", "1", "detail", "This fault takes no detail."),
     ],
 )
@@ -117,6 +127,15 @@ def test_bad_details_are_field_errors_and_kept(as_admin, node, kind, detail, fie
     assert f'value="{detail}"' in body  # what was typed is still there
     assert f'<option value="{kind}" selected>' in body
     assert not NodeFault.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "stored"), [("condition", "KernelDeadlock"), ("xid", "0:79"), ("xid", "92")]
+)
+def test_a_condition_or_xid_without_detail_is_the_commonest(as_admin, node, kind, stored):
+    detail = "" if stored != "92" else stored
+    as_admin.post(PAGE, {"node": node.pk, "kind": kind, "detail": detail})
+    assert NodeFault.objects.get().detail == ("0:92" if detail else stored)
 
 
 def test_a_board_fault_on_a_node_without_boards_is_said_at_the_kind(as_admin):

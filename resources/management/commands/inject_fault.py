@@ -19,8 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("node", help="the node's name")
         parser.add_argument("kind", choices=FaultKind.values, help="the fault")
         parser.add_argument(
-            "--detail", default="", help="a disk (root, shm, cache) or a board index; "
-            "empty: all of them",
+            "--detail", default="", help="a disk (root, shm, cache) or a board index "
+            "(empty: all of them); a condition's type (empty: KernelDeadlock); an XID as "
+            "board:code (empty: 0:79)",
         )  # fmt: skip
         parser.add_argument(
             "--clear", action="store_true", help="clear the node's active faults of this kind"
