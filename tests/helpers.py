@@ -95,6 +95,7 @@ def _process_env() -> dict:
         "RUNS_DIR": str(settings.RUNS_DIR),
         "STORAGE_ROOT": str(settings.STORAGE_ROOT),
         "NODE_CACHE_DIR": str(settings.NODE_CACHE_DIR),
+        "CLUSTER_LOGS_DIR": str(settings.CLUSTER_LOGS_DIR),
     }
 
 
