@@ -153,30 +153,7 @@ def test_two_hundred_jobs_survive_random_faults_and_a_killed_worker(
     spec = NodeSpecFactory(name="tiny", cpu_millicores=500, memory_mib=512, boards=Decimal(0))
     kinds = chaos_jobs(alice, vision, spec, rng, ImageFactory(local_runtime=str(mpi_runtime)))
     chaos = Chaos(rng)
-    threads = [threading.Thread(target=chaos.beat), threading.Thread(target=chaos.inject)]
-    began = time.monotonic()
-    killed_at = None
-    with workers(2) as (victim, _survivor):
-        for thread in threads:
-            thread.start()
-        try:
-            while time.monotonic() - began < BUDGET_SECONDS:
-                done = finished()
-                if killed_at is None and done >= JOBS // 3:
-                    os.killpg(victim.pid, signal.SIGKILL)  # mid-run, as a crash would
-                    killed_at = done
-                if done == JOBS:
-                    break
-                time.sleep(1)
-        finally:
-            chaos.stop.set()
-            for thread in threads:
-                thread.join(30)
-    took = time.monotonic() - began
-    assert killed_at is not None, "the worker was never killed: too few jobs ended"
-    live = Job.objects.exclude(phase__in=[Phase.SUCCEEDED, Phase.ERROR])
-    assert not live.exists(), f"lost after {took:.0f}s: {lost(live)}"
-    assert not chaos.violations, chaos.violations[:5]
+    took, killed_at = run(chaos, JOBS, BUDGET_SECONDS)
     assert chaos.injected[FaultKind.KILL] >= 10 and chaos.injected[FaultKind.HEARTBEAT] >= 3
 
     outcomes = Counter()
@@ -189,6 +166,36 @@ def test_two_hundred_jobs_survive_random_faults_and_a_killed_worker(
     ledger_holds(Job.objects.all())
     print(f"chaos: {JOBS} jobs in {took:.0f}s, worker killed after {killed_at} ended; "
           f"{dict(outcomes)}; injected {dict(chaos.injected)}")  # fmt: skip
+
+
+def run(chaos: Chaos, jobs: int, budget: float) -> tuple[float, int]:
+    """Two worker processes, the beat and the injector, until every job has ended (or the
+    budget is spent); one worker is killed once a third have. Then none may be lost, and
+    nothing broke a rule on the way. Returns (seconds taken, jobs ended at the kill)."""
+    threads = [threading.Thread(target=chaos.beat), threading.Thread(target=chaos.inject)]
+    began, killed_at = time.monotonic(), None
+    with workers(2) as (victim, _survivor):
+        for thread in threads:
+            thread.start()
+        try:
+            while time.monotonic() - began < budget:
+                done = finished()
+                if killed_at is None and done >= jobs // 3:
+                    os.killpg(victim.pid, signal.SIGKILL)  # mid-run, as a crash would
+                    killed_at = done
+                if done == jobs:
+                    break
+                time.sleep(1)
+        finally:
+            chaos.stop.set()
+            for thread in threads:
+                thread.join(30)
+    took = time.monotonic() - began
+    assert killed_at is not None, "the worker was never killed: too few jobs ended"
+    live = Job.objects.exclude(phase__in=[Phase.SUCCEEDED, Phase.ERROR])
+    assert not live.exists(), f"lost after {took:.0f}s: {lost(live)}"
+    assert not chaos.violations, chaos.violations[:5]
+    return took, killed_at
 
 
 def ledger_holds(jobs) -> None:

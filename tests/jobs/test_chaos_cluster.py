@@ -10,10 +10,7 @@ them is left running.
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import threading
 import time
 from collections import Counter
 
@@ -26,7 +23,7 @@ from resources.inventory import faults
 from resources.models import Node
 from tests.jobs.execution_helpers import make_job
 from tests.jobs.k8s_cluster import A100, add_cluster, gpu_spec
-from tests.jobs.test_chaos import Chaos, explain, finished, ledger_holds, lost, workers
+from tests.jobs.test_chaos import Chaos, explain, ledger_holds, run
 from tests.resources.k8s_fake import HAVE_CRDS, FakeKubernetes
 from tests.resources.k8s_fake.controller import FINISHED
 
@@ -121,30 +118,8 @@ def test_a_hundred_jobs_on_a_cluster_survive_random_faults_and_a_killed_worker(
         cluster = add_cluster(vision, url=fake.url, token=fake.token)
         kinds = chaos_jobs(alice, vision, cluster.default_pool, fake, rng)
         chaos = ClusterChaos(rng, fake)
-        threads = [threading.Thread(target=chaos.beat), threading.Thread(target=chaos.inject)]
-        began, killed_at = time.monotonic(), None
-        with workers(2) as (victim, _survivor):
-            for thread in threads:
-                thread.start()
-            try:
-                while time.monotonic() - began < BUDGET_SECONDS:
-                    done = finished()
-                    if killed_at is None and done >= JOBS // 3:
-                        os.killpg(victim.pid, signal.SIGKILL)  # mid-run, as a crash would
-                        killed_at = done
-                    if done == JOBS:
-                        break
-                    time.sleep(1)
-            finally:
-                chaos.stop.set()
-                for thread in threads:
-                    thread.join(30)
-        took = time.monotonic() - began
+        took, killed_at = run(chaos, JOBS, BUDGET_SECONDS)
         volcano = fake.objects("ml", "jobs")
-    assert killed_at is not None, "the worker was never killed: too few jobs ended"
-    live = Job.objects.exclude(phase__in=[Phase.SUCCEEDED, Phase.ERROR])
-    assert not live.exists(), f"lost after {took:.0f}s: {lost(live)}"
-    assert not chaos.violations, chaos.violations[:5]
     assert min(chaos.injected[k] for k in ("pod", "precheck", "heartbeat")) >= 2, chaos.injected
 
     # One Volcano Job per submitted attempt, and none left running.
