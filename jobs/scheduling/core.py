@@ -21,6 +21,8 @@ earliest start still to come is a running job's end, a pass comes by then (jobs 
 ``ends_at``), and each job is admitted by its reserved start. Reservations are all-or-none
 (SPEC Q3), so admissions are too. A job that arrives ahead of committed ones (a higher
 priority, a resubmission) voids the commitments behind it: those are planned afresh.
+A job with no promise that only fair share (SPEC G3) put ahead of promised jobs of its own
+class voids nothing: it is searched for beside their promises (rebook.recommit_all).
 The property test in tests/jobs/test_scheduling_property.py simulates exactly this.
 """
 
@@ -91,6 +93,8 @@ class Schedule(Capable):
         self.running: list[tuple[int, Item]] = []
         self.order: list[QueuedJob] = []
         self.bookings: dict[int, Booking] = {}
+        # Jobs with no promise searched for beside the promises of their class (rebook).
+        self.deferred: set[int] = set()
         self.reservations: dict[int, Reservation] = {}
         self.admissions: list[Admission] = []
         Capable.__init__(self)
@@ -162,7 +166,10 @@ class Schedule(Capable):
             self.track = Tracker(self, previous)
             self.track.begin()
             for job in self.order[:kept]:
-                self._compress(job)
+                if job.id in self.deferred:  # come ahead by fair share alone: see rebook
+                    self._fresh(job)
+                else:
+                    self._compress(job)
             for job in self.order[kept:]:
                 self._fresh(job)
         self._settle()

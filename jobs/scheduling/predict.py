@@ -93,7 +93,7 @@ def forecast(
     if held is not None:  # after every planned and held job, until its team has room
         last = length + len(schedule.quota.held)
         return Prediction(False, None, last, last, None, held)
-    profile = ahead(schedule, position)
+    profile = ahead(schedule, planned_behind(keys, draft, position))
     booking = schedule.book(draft, profile, inf)
     if booking.start is None:
         return Prediction(False, None, position, length, None, never_reason(schedule.infos, draft))
@@ -127,6 +127,14 @@ def standing(schedule: core.Schedule, job_id: int) -> Prediction | None:
         reason=None if now else reservation.reason,
         blockers=() if now else reservation.blockers,
     )
+
+
+def planned_behind(keys: Sequence[tuple], draft: QueuedJob, position: int) -> int:
+    """The position whose profile the draft is planned against: its own, unless fair share
+    put it ahead of jobs of its own class (SPEC G3), whose promises the next pass keeps:
+    then the end of its class (see jobs.scheduling.rebook.recommit_all)."""
+    end = bisect_left(keys, (*draft.queue_key[:2], inf)) + 1
+    return end if end > position else position
 
 
 def ahead(schedule: core.Schedule, position: int) -> Profile:

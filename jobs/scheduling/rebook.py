@@ -32,42 +32,81 @@ def recommit_all(
     previous: Digest | None = None,
 ) -> tuple[int, list[QueuedJob]]:
     """Book the committed reservations again: how many jobs at the head of the queue kept
-    theirs, and (replay) the jobs that did not, in queue order. ``previous``: the last
-    pass's digest, whose settled bookings need no checking again (see :func:`as_settled`)."""
-    held: list[tuple[QueuedJob, Booking]] = []
+    theirs or were deferred, and (replay) the jobs that did not, in queue order.
+    ``previous``: the last pass's digest, whose settled bookings need no checking again
+    (see :func:`as_settled`).
+
+    A job with no promise that fair share put ahead of promised jobs of its own class (a
+    team below its share submitted it since) is *deferred* (``schedule.deferred``): the
+    walk goes on through its class, and it is searched for in its place beside every
+    promise kept, so that no promise moves later for it (SPEC G3: the latest start stays a
+    bound). A job of a higher class (a higher priority, a resubmission) still comes before
+    the promises behind it: they are planned afresh, as SPEC Q2 and Q4 say."""
+    held: list[tuple[int, QueuedJob, Booking]] = []  # (place in the queue, job, booking)
     unkept: list[QueuedJob] = []
     same = unchanged_nodes(schedule, previous)
-    for job in schedule.order:
+    walked, deferred_class, deferred = len(schedule.order), None, {}
+    behind = None if replay else _promised_behind(schedule.order, committed)
+    for place, job in enumerate(schedule.order):
+        if deferred_class is not None and job_class(job) != deferred_class:
+            walked = place  # past the class of a job come ahead by fair share alone
+            break
         reservation = committed.get(job.id)
         booking = None
         if reservation is not None:
             booking = as_settled(schedule, job, reservation, previous, same)
             booking = booking or held_booking(schedule, job, reservation)
         if booking is not None:
-            held.append((job, booking))
+            held.append((place, job, booking))
         elif replay:
             # Searched for after every promise is booked again: in between, they would
             # take the room later promises hold and set off a cascade of searches.
             unkept.append(job)
+        elif behind[place]:
+            deferred[job.id] = place
+            deferred_class = job_class(job)
         else:
+            walked = place
             break
-    if book_together(schedule, [(job, b) for job, b in held if b.start is not None]):
-        for job, booking in held:
+    if book_together(schedule, [(job, b) for _, job, b in held if b.start is not None]):
+        for _, job, booking in held:
             schedule.bookings[job.id] = booking
-        return len(held), unkept
-    kept = 0
-    for job, booking in held:
+        schedule.deferred = set(deferred)
+        return walked, unkept
+    for place, job, booking in held:
         if booking.start is None:
             schedule.bookings[job.id] = booking
         elif not schedule._rebook(job, booking):
             if not replay:
+                walked = place
                 break
             unkept.append(job)
-            continue
-        kept += 1
     if replay:
         unkept.sort(key=lambda job: job.queue_key)
-    return kept, unkept
+    schedule.deferred = {job_id for job_id, place in deferred.items() if place < walked}
+    return walked, unkept
+
+
+def job_class(job: QueuedJob) -> tuple:
+    """What puts a job ahead of promises made before it came (SPEC Q2): a higher priority,
+    a resubmission after a fault. Within one class, fair share (SPEC G3) orders the jobs
+    not yet promised a start, and never moves a promise later (see :func:`recommit_all`)."""
+    return job.queue_key[:2]
+
+
+def _promised_behind(order: list[QueuedJob], committed: Mapping[int, Reservation]) -> list:
+    """For each place in the queue, whether a promised job of the same class comes after
+    it: a job there with no promise of its own came ahead of it by fair share alone, and is
+    searched for beside the promise, not before it. One sweep from the end."""
+    found = [False] * len(order)
+    seen, last_class = False, None
+    for place in range(len(order) - 1, -1, -1):
+        job = order[place]
+        if job_class(job) != last_class:
+            seen, last_class = False, job_class(job)
+        found[place] = seen
+        seen = seen or job.id in committed
+    return found
 
 
 def unchanged_nodes(schedule: Schedule, previous: Digest | None) -> frozenset[int]:

@@ -120,31 +120,41 @@ def queues(draw):
             busy.append(RunningJob(job_id, float(draw(st.integers(1, 50))), (
                 (n.id, demand.cpu, demand.memory, tuple(range(count))),
             )))  # fmt: skip
+    # Two teams' fair-share standings (SPEC G3; 0: fair share off).
+    fair = {1: draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])), 2: draw(st.sampled_from([0.0, 1.5]))}
     queue = []
     for job_id in range(1, draw(st.integers(1, 8)) + 1):
         demand = boards(draw(st.integers(1, 4)), model=draw(st.sampled_from([A100, V100])))
+        team = draw(st.sampled_from([1, 2]))
         queue.append(
-            job(
-                job_id,
-                spec(job_id, demand, nodes=draw(st.integers(1, 3))),
-                duration=float(draw(st.integers(1, 40))),
-                priority=draw(st.integers(0, 1)),
+            replace(
+                job(
+                    job_id,
+                    spec(job_id, demand, nodes=draw(st.integers(1, 3))),
+                    duration=float(draw(st.integers(1, 40))),
+                    priority=draw(st.integers(0, 1)),
+                ),
+                project=team,
+                fair=fair[team],
             )
         )
     demand = boards(draw(st.integers(1, 4)), model=draw(st.sampled_from([A100, V100])))
+    team = draw(st.sampled_from([1, 2]))
     wanted = draft(
         spec(99, demand, nodes=draw(st.integers(1, 3))), priority=draw(st.integers(0, 1))
     )
-    return nodes, busy, queue, wanted
+    return nodes, busy, queue, replace(wanted, project=team, fair=fair[team]), fair
 
 
 @settings(max_examples=150, deadline=None)
 @given(queues())
 def test_prediction_is_what_the_next_pass_plans(case):
     """Q5: the prediction is the admission model's answer for the draft once submitted
-    (the pass's admissions running by then)."""
-    nodes, busy, queue, wanted = case
+    (the pass's admissions running by then), fair share too: a draft of a team below its
+    share comes ahead of others' jobs of its class, and is planned beside their promises."""
+    nodes, busy, queue, wanted, fair = case
     result = schedule(nodes, busy, queue, 10.0)
+    result.fair = fair
     prediction = predict(nodes, busy, queue, wanted, 10.0, schedule=result)
     admitted = {a.job_id: a for a in result.admissions}
     now_running = busy + [
@@ -158,6 +168,23 @@ def test_prediction_is_what_the_next_pass_plans(case):
     assert prediction.latest_start == planned.start
     assert prediction.spec_id == planned.spec_id
     assert prediction.starts_now == (planned.start == 10.0)
+
+
+def test_a_draft_of_a_team_below_its_share_is_planned_beside_the_promises_of_its_class():
+    """SPEC G3 with the latest start a bound: the draft's team is below its share, so it
+    comes first among the jobs of its priority, but A was promised the node at 20 and keeps
+    it; the draft is planned after A (at 30), and the next pass says the same."""
+    nodes, busy = [node(1)], [running(100, 20.0, (1, 0, 8))]
+    a = replace(job(1, spec(1, boards(8)), duration=10.0), project=2, fair=1.5)
+    result = schedule(nodes, busy, [a], 10.0)
+    assert result.reservations[1].start == 20.0
+    result.fair = {1: 0.0, 2: 1.5}
+    wanted = replace(draft(spec(99, boards(8)), duration=10.0), project=1)
+    prediction = predict(nodes, busy, [a], wanted, 10.0, schedule=result)
+    assert (prediction.position, prediction.latest_start) == (1, 30.0)
+    after = schedule(nodes, busy, [a, replace(wanted, fair=0.0)], 10.0, result.reservations)
+    assert after.reservations[1].start == 20.0 and after.reservations[DRAFT].start == 30.0
+    assert after.deferred == {DRAFT}
 
 
 class TestNeverFits:
@@ -306,7 +333,7 @@ def test_a_suggestions_count_is_every_nodes_count_in_its_own_profile(case):
     now, in the profile asked about."""
     from jobs.scheduling.predict import _fit_now, ahead
 
-    nodes, busy, queue, wanted = case
+    nodes, busy, queue, wanted, _fair = case
     result = schedule(nodes, busy, queue, 10.0)
     profile = ahead(result, len(result.order) + 1)
     alternative = wanted.alternatives[0]

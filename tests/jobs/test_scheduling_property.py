@@ -10,6 +10,7 @@ short of its minimum.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -154,8 +155,13 @@ def assert_feasible(nodes, live, now, result, queue):
             )
 
 
-def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=None):
-    """Run passes at every job end; return the first pass's promises and the real starts."""
+def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=None, *,
+             standings=None, arrivals=()):  # fmt: skip
+    """Run passes at every job end; return each job's first promise and the real starts.
+
+    ``standings(k)``: the teams' fair-share standings at pass ``k`` (SPEC G3; a job's team is
+    its id modulo 3), which reorder the queue as the teams' use changes; ``arrivals``: jobs
+    submitted later, as (pass number, job), stamped with that pass's moment."""
     options = {} if budget is None else {"budget": budget}
     if compressions is not None:
         options["compressions"] = compressions
@@ -168,8 +174,15 @@ def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=No
             use[2] |= set(held.slots)
     live = {job.id: (job, ends[job.id]) for job in running}
     waiting = {job.id: job for job in queue}
-    now, committed, promised, started, digest = 0.0, None, None, {}, None
-    while True:
+    now, committed, promised, started, digest = 0.0, None, {}, {}, None
+    everyone = [*queue, *(job for _, job in arrivals)]
+    for number in range(10_000):
+        for at, job in arrivals:
+            if at == number:
+                waiting[job.id] = replace(job, submitted_at=now)
+        if standings is not None:
+            fair = standings(number)
+            waiting = {i: replace(job, fair=fair[i % 3]) for i, job in waiting.items()}
         result = schedule(
             nodes, [j for j, _ in live.values()], waiting.values(), now, committed, **options
         )
@@ -183,9 +196,9 @@ def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=No
                 assert spared.reservations == result.reservations
             result = spared
         digest = result.digest
-        assert_feasible(nodes, [j for j, _ in live.values()], now, result, queue)
-        if promised is None:
-            promised = {job_id: r.start for job_id, r in result.reservations.items()}
+        assert_feasible(nodes, [j for j, _ in live.values()], now, result, everyone)
+        for job_id, reservation in result.reservations.items():
+            promised.setdefault(job_id, reservation.start)
         for job_id, reservation in result.reservations.items():
             before = committed[job_id].start if committed and job_id in committed else None
             if before is not None:
@@ -210,13 +223,16 @@ def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=No
             started[job.id] = now
             ending = RunningJob(job.id, now + job.duration, admission.placements)
             live[job.id] = (ending, now + runtimes[job.id])
-        if not waiting:
+        if not waiting and all(at <= number for at, _ in arrivals):
             break
-        if not live:
+        if not live and all(at <= number for at, _ in arrivals):
             # Nothing left to wait for: whatever still waits was promised nothing.
             assert all(promised[job_id] is None for job_id in waiting), (waiting, promised)
             break
         committed = {job_id: result.reservations[job_id] for job_id in waiting}
+        if not live:  # the next arrival comes a moment later
+            now += 1.0
+            continue
         now = min(end for _, end in live.values())
         for job_id in [job_id for job_id, (_, end) in live.items() if end <= now]:
             job, _ = live.pop(job_id)
@@ -227,10 +243,11 @@ def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=No
     return promised, started
 
 
-def check(scenario, budget=None, compressions=None):
+def check(scenario, budget=None, compressions=None, standings=None, arrivals=()):
     nodes, running, ends, queue, runtimes = scenario
-    promised, started = simulate(nodes, running, ends, queue, runtimes, budget, compressions)
-    for job in queue:
+    promised, started = simulate(nodes, running, ends, queue, runtimes, budget, compressions,
+                                 standings=standings, arrivals=arrivals)  # fmt: skip
+    for job in [*queue, *(job for _, job in arrivals)]:
         bound = promised[job.id]
         if bound is None:
             assert job.id not in started, f"job {job.id} was promised nothing yet started"
@@ -258,3 +275,36 @@ def test_the_bound_holds_when_the_search_budget_runs_out(scenario, budget):
 def test_the_bound_holds_when_a_pass_stops_moving_reservations_earlier(scenario, compressions):
     # A pass out of compressions leaves the rest of the kept reservations as they are.
     check(scenario, compressions=compressions)
+
+
+STANDINGS = st.lists(
+    st.tuples(*[st.sampled_from([0.0, 0.4, 1.0, 1.7, 3.0])] * 3), min_size=1, max_size=6
+)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), STANDINGS)
+def test_the_bound_holds_as_fair_share_reorders_the_queue(scenario, draws):
+    """SPEC G3: the teams' standings change from pass to pass (their use decays, their jobs
+    run), reordering the jobs of a priority class; no promise moves later for it."""
+    check(scenario, standings=lambda k: draws[k % len(draws)])
+
+
+@st.composite
+def later_jobs(draw, scenario):
+    """Jobs of the scenario's kind submitted at later passes, at the normal priority: under
+    fair share a team below its share puts them ahead of the jobs already promised."""
+    _, _, _, queue, runtimes = scenario
+    arrivals = []
+    for job in draw(st.lists(st.sampled_from(queue), max_size=4, unique_by=lambda j: j.id)):
+        later = replace(job, id=job.id + 50, priority=0, resubmitted=False)
+        runtimes[later.id] = runtimes[job.id]
+        arrivals.append((draw(st.integers(1, 4)), later))
+    return arrivals
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), scenarios(), STANDINGS)
+def test_a_later_job_of_a_team_below_its_share_never_breaks_a_promise(data, scenario, draws):
+    arrivals = data.draw(later_jobs(scenario))
+    check(scenario, standings=lambda k: draws[k % len(draws)], arrivals=arrivals)

@@ -176,9 +176,11 @@ def test_a_job_let_in_after_being_held_comes_behind_the_promises_made_meanwhile(
     assert [a.job_id for a in later.admissions] == [2]
     assert later.reservations[1].start == 20.0  # after X, which holds the node until 20
     assert later.order[-1].id == 1 and later.order[-1].submitted_at > 10.0  # behind X
-    # Coming back with its first place, it would have taken X's promise.
+    # Coming back with its first place, it would still not take X's promise: a job with no
+    # promise is searched for beside the promises of its class (rebook.recommit_all).
     naive = schedule(nodes, [], [h, x], 10.0, {2: first.reservations[2]}, caps=caps, used={})
-    assert [a.job_id for a in naive.admissions] == [1]
+    assert [a.job_id for a in naive.admissions] == [2]
+    assert naive.reservations[1].start == 20.0 and naive.deferred == {1}
 
 
 # --- the whole pass, simulated forward -----------------------------------------------------
