@@ -20,6 +20,7 @@ from dataclasses import replace
 from datetime import datetime
 from math import ceil
 
+from django.db import connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -55,12 +56,26 @@ def reclaim(now: datetime | None = None) -> list[int]:
     with exclusive() as taken:
         if not taken:
             return []
-        return _reclaim(load(now), now or timezone.now())
+        state, borrowed = _snapshot(now)
+        return _reclaim(state, borrowed, now or timezone.now())
 
 
-def _reclaim(state: State, now: datetime) -> list[int]:
+def _snapshot(now: datetime | None):
+    """The scheduling state and the borrowers as of one moment (REPEATABLE READ): read
+    apart, a borrower requeued in between would be neither running nor queued, its boards
+    still held in one and gone in the other, and a claim would look as if nobody could let
+    it start (and lose its mark while its victim's job came back to borrow again)."""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        return load(now), _borrowers()
+
+
+def _reclaim(state: State, borrowed, now: datetime) -> list[int]:
     own = [cap for cap in state.caps if len(cap.projects) == 1]
-    borrowers, attempts, stopping = _borrowers()
+    borrowers, attempts, stopping = borrowed
     scopes = {(b.model, b.pool, b.project) for b in borrowers}
     # What each project's guarantee has left, for its queued jobs in queue order: a job
     # beyond it is no claim (it would borrow), and a claim nobody can help gives its share
@@ -155,9 +170,13 @@ def _borrowers() -> tuple[list[Borrower], dict[int, Attempt], set[int]]:
     live = Attempt.objects.filter(
         ended_at__isnull=True, subtask__isnull=True, job__phase=Phase.RUNNING
     )
-    stopping = set(
-        live.filter(stop_cause=Attempt.StopCause.RECLAIM).values_list("job_id", flat=True)
+    # Stopping: its attempt stopped for a reclaim is ending, or has ended and the job is
+    # not requeued yet (its boards are still held for a moment): not once it runs again.
+    reclaimed = Attempt.objects.filter(
+        subtask__isnull=True, job__phase=Phase.RUNNING, stop_cause=Attempt.StopCause.RECLAIM
     )
+    running_again = live.exclude(stop_cause=Attempt.StopCause.RECLAIM).values("job_id")
+    stopping = set(reclaimed.exclude(job_id__in=running_again).values_list("job_id", flat=True))
     attempts = {
         a.job_id: a
         for a in live.filter(

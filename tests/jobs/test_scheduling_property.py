@@ -282,7 +282,7 @@ STANDINGS = st.lists(
 )
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), STANDINGS)
 def test_the_bound_holds_as_fair_share_reorders_the_queue(scenario, draws):
     """SPEC G3: the teams' standings change from pass to pass (their use decays, their jobs
@@ -303,7 +303,7 @@ def later_jobs(draw, scenario):
     return arrivals
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), scenarios(), STANDINGS)
 def test_a_later_job_of_a_team_below_its_share_never_breaks_a_promise(data, scenario, draws):
     arrivals = data.draw(later_jobs(scenario))
