@@ -53,8 +53,9 @@ def test_a_borrower_is_reclaimed_and_its_page_says_by_whom(
     wait_until(lambda: running(claim), 40, 0.3)
     borrower.refresh_from_db()
     assert borrower.phase == Phase.QUEUED
-    attempts = list(borrower.attempts.order_by("number").values_list("number", "stop_cause",
-                                                                      "state", "reason"))
+    attempts = list(
+        borrower.attempts.order_by("number").values_list("number", "stop_cause", "state", "reason")
+    )
     events = list(borrower.events.order_by("pk").values_list("message", flat=True))
     assert len(attempts) == 1, "\n".join([str(attempts), *events])
     assert borrower.attempts.get().stop_cause == Attempt.StopCause.RECLAIM
