@@ -56,19 +56,20 @@ UNMEASURED = gettext_noop(
 
 # The items a cluster's pods measure themselves (resources' k8s precheck container).
 IN_WORKLOAD = ("dns", "disk-size ", "ulimit", "gpu-check")
+# Every in-workload precheck reports these (an item it could not measure says so).
+WORKLOAD_ITEMS = ("dns", "disk-size root")
 
 
 def results(job: Job, workload: Workload, *, in_workload: bool = False) -> list[probes.Result]:
     """Every check of every node the workload runs on. ``in_workload``: the backend measures
     seed 004's items in the workload itself (Workload.prechecks), so only what it reports of
     its nodes (their conditions) and the faults injected there are checked here."""
-    names = list(dict.fromkeys(r.node for r in workload.replicas))
     with_boards = {r.node for r in workload.replicas if r.slots}
-    nodes = list(Node.objects.filter(name__in=names).select_related("pool"))
+    nodes = _nodes(workload)
     facts = probes.facts(nodes)
     caps = limits.current()
     found = []
-    for node in sorted(nodes, key=lambda n: names.index(n.name)):
+    for node in nodes:
         needed = probes.thresholds(node, caps)
         found += probes.precheck(node, facts[node.name], needed, boards=node.name in with_boards)
     if in_workload:
@@ -81,10 +82,9 @@ def results(job: Job, workload: Workload, *, in_workload: bool = False) -> list[
 def asked(workload: Workload) -> tuple[NodeChecks, ...]:
     """What the checks in the workload ask of each of its nodes (the pool's thresholds,
     else the site's; the limits on InfiniBand nodes)."""
-    names = list(dict.fromkeys(r.node for r in workload.replicas))
     caps = limits.current()
     found = []
-    for node in Node.objects.filter(name__in=names).select_related("pool"):
+    for node in _nodes(workload):
         needed = probes.thresholds(node, caps)
         found.append(
             NodeChecks(
@@ -92,10 +92,17 @@ def asked(workload: Workload) -> tuple[NodeChecks, ...]:
                 root_gb=needed["root"],
                 shm_gb=needed["shm"],
                 cache_gb=needed["cache"],
-                infiniband=str(node.labels.get(probes.INFINIBAND_LABEL, "")) == "true",
+                infiniband=probes.on_infiniband(node),
             )
         )
-    return tuple(sorted(found, key=lambda n: names.index(n.node)))
+    return tuple(found)
+
+
+def _nodes(workload: Workload) -> list[Node]:
+    """The workload's nodes, in the order its replicas name them."""
+    names = list(dict.fromkeys(r.node for r in workload.replicas))
+    nodes = Node.objects.filter(name__in=names).select_related("pool")
+    return sorted(nodes, key=lambda n: names.index(n.name))
 
 
 def passed(job: Job, workload: Workload, *, in_workload: bool = False) -> bool:
@@ -144,10 +151,6 @@ def tell(attempt: Attempt, status: WorkloadStatus) -> None:
     if len(_told) > 10_000:  # ended attempts are never asked about again
         _told.clear()
     _told.add(key)
-
-
-# Every in-workload precheck reports these (an item it could not measure says so).
-WORKLOAD_ITEMS = ("dns", "disk-size root")
 
 
 def _by_node(checked) -> list[probes.Result]:

@@ -126,9 +126,14 @@ def facts(nodes: list[Node]) -> dict[str, Facts]:
             base = replace(machine, boards_seen=node.board_count)
         else:  # what the cluster tells through the inventory sync
             base = cluster_facts(node, signals.get(node.cluster_id))
-        base = replace(base, infiniband=str(node.labels.get(INFINIBAND_LABEL, "")) == "true")
+        base = replace(base, infiniband=on_infiniband(node))
         found[node.name] = _overlay(base, node, faults.get(node.pk, []))
     return found
+
+
+def on_infiniband(node: Node) -> bool:
+    """Whether the node is labelled as on InfiniBand (the ulimit check applies there)."""
+    return str(node.labels.get(INFINIBAND_LABEL, "")) == "true"
 
 
 # The condition that says the node's network is not set up: the NIC check's answer.

@@ -175,11 +175,6 @@ def results(pods: list[dict], task_of) -> tuple[Checked, ...]:
         ended = ran(pod)
         if ended is None:
             continue
-        node = (pod.get("spec") or {}).get("nodeName") or _selected_node(pod)
+        node = (pod.get("spec") or {}).get("nodeName", "")  # scheduled: it ran there
         found += parse(ended.get("message") or "", node, task_of(pod))
     return tuple(found)
-
-
-def _selected_node(pod: dict) -> str:
-    selector = (pod.get("spec") or {}).get("nodeSelector") or {}
-    return selector.get("kubernetes.io/hostname", "")
