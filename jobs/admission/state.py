@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from math import inf
@@ -262,16 +263,27 @@ def load_consistent(now: datetime | None = None) -> tuple[State, str, int]:
     raise AssertionError("unreachable")
 
 
-def _read(now: datetime | None) -> tuple[State, str, int]:
+@contextmanager
+def one_snapshot(*, give_up: bool = False):
+    """A transaction whose reads all see one moment (REPEATABLE READ; inside a test's
+    transaction the isolation level is already set: its own snapshot rules). ``give_up``:
+    a read waiting on a lock fails after a moment, for the caller to try again."""
     outermost = not connection.in_atomic_block
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            if outermost:
+        if outermost:
+            with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                # Reading many tables in one transaction must never wait long behind an
-                # exclusive lock (a migration, a TRUNCATE): give up before the server's
-                # deadlock check would pick the other side.
-                cursor.execute("SET LOCAL lock_timeout = '500ms'")
+                if give_up:
+                    # Reading many tables in one transaction must never wait long behind
+                    # an exclusive lock (a migration, a TRUNCATE): give up before the
+                    # server's deadlock check would pick the other side.
+                    cursor.execute("SET LOCAL lock_timeout = '500ms'")
+        yield
+
+
+def _read(now: datetime | None) -> tuple[State, str, int]:
+    with one_snapshot(give_up=True):
+        with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT pg_current_snapshot()::text, coalesce(max(id), 0) FROM jobs_queue_change"
             )

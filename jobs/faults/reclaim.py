@@ -20,7 +20,6 @@ from dataclasses import replace
 from datetime import datetime
 from math import ceil
 
-from django.db import connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -28,7 +27,7 @@ from django.utils.translation import gettext_noop
 from console.words import counted, said
 from jobs import lifecycle
 from jobs.admission.db import exclusive
-from jobs.admission.state import State, epoch, load
+from jobs.admission.state import State, epoch, load, one_snapshot
 from jobs.faults import diagnosis, recovery
 from jobs.faults.policy import Cause
 from jobs.models import Attempt, Job, Phase
@@ -65,11 +64,7 @@ def _snapshot(now: datetime | None):
     apart, a borrower requeued in between would be neither running nor queued, its boards
     still held in one and gone in the other, and a claim would look as if nobody could let
     it start (and lose its mark while its victim's job came back to borrow again)."""
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        if outermost:
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    with one_snapshot():
         return load(now), _borrowers()
 
 

@@ -30,6 +30,7 @@ from jobs.scheduling.data import (
 from jobs.scheduling.profile import Profile
 from jobs.scheduling.quotas import Cap
 from jobs.scheduling.reasons import NeverFits
+from jobs.scheduling.rebook import job_class
 from jobs.scheduling.rules import never_reason, rule_key, wait_reason
 from resources.placement import answer as placement
 
@@ -133,7 +134,7 @@ def planned_behind(keys: Sequence[tuple], draft: QueuedJob, position: int) -> in
     """The position whose profile the draft is planned against: its own, unless fair share
     put it ahead of jobs of its own class (SPEC G3), whose promises the next pass keeps:
     then the end of its class (see jobs.scheduling.rebook.recommit_all)."""
-    end = bisect_left(keys, (*draft.queue_key[:2], inf)) + 1
+    end = bisect_left(keys, (*job_class(draft), inf)) + 1
     return end if end > position else position
 
 
