@@ -11,7 +11,15 @@ Every request goes to 127.0.0.1, with a timeout; the load is bounded in time and
 """
 
 from tests.load.browser import LoadError, Sample, User
-from tests.load.run import LoadResult, run_load
+from tests.load.run import LoadResult, log_in_all, run_load
 from tests.load.server import ConsoleUnderTest
 
-__all__ = ["ConsoleUnderTest", "LoadError", "LoadResult", "Sample", "User", "run_load"]
+__all__ = [
+    "ConsoleUnderTest",
+    "LoadError",
+    "LoadResult",
+    "Sample",
+    "User",
+    "log_in_all",
+    "run_load",
+]

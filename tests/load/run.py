@@ -183,7 +183,7 @@ def log_in_all(base: str, count: int) -> list[User]:
 
 def run_load(
     base: str,
-    users: int,
+    users: int | list[User],
     seconds: float,
     mix: Sequence[str] = MIX,
     sampler: Callable[[], dict] | None = None,
@@ -194,13 +194,16 @@ def run_load(
     """``users`` logged-in users, one thread each, over ``mix`` (names of :data:`STEPS`)
     as fast as the answers come, for ``seconds`` (or until ``until`` is set, if sooner);
     ``sampler`` read every 2 s meanwhile. ``begun`` is set once they are all logged in
-    and at work."""
-    crowd = log_in_all(base, users)
+    and at work. ``users`` is a count to log in here, or a crowd :func:`log_in_all` logged
+    in earlier (before the console was made busy: a login is a password's hash, the
+    slowest request there is, and setting up is not what the load measures)."""
+    crowd = log_in_all(base, users) if isinstance(users, int) else users
     stopping = threading.Event()
     started = time.monotonic()
     gauges: list[tuple[float, dict]] = []
+    budget = max_requests // len(crowd)
     threads = [
-        threading.Thread(target=_visit, args=(user, mix, i, max_requests // users), daemon=True)
+        threading.Thread(target=_visit, args=(user, mix, i, budget), daemon=True)
         for i, user in enumerate(crowd)
     ]
     if sampler is not None:
