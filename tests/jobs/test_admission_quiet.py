@@ -175,3 +175,44 @@ def test_moving_many_leaves_alone_a_job_someone_else_moved_first(alice, vision, 
     assert sorted(events) == [(jobs[0].pk, "Admitted j0."), (jobs[2].pk, "Admitted j2.")]
     with pytest.raises(lifecycle.IllegalTransition):
         lifecycle.move_all([(moved[0], "again", {})], Phase.ADMITTED)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_standings_that_moved_reorder_the_queue_but_search_nothing_again(
+    alice, charlie, vision, speech, specs, searches
+):
+    """Fair-share standings (SPEC G3) move while a team's jobs run: they reorder the queue,
+    but a kept reservation's search reads only the room and the job's own specs, so no
+    pass searches them again, and the queue falls quiet once the new order is written."""
+    JobFactory(owner=alice, project=vision, name="runs", nodes_asked=2, mode="pytorch",
+               specs=[specs[8]], duration_hours=24)  # fmt: skip
+    waiting = {}
+    for name, owner, project in (("v1", alice, vision), ("s1", charlie, speech),
+                                 ("v2", alice, vision), ("s2", charlie, speech)):  # fmt: skip
+        waiting[name] = JobFactory(owner=owner, project=project, name=name, nodes_asked=2,
+                                   mode="pytorch", specs=[specs[8]], duration_hours=24)  # fmt: skip
+    start = timezone.now()
+    run_pass(now=start)
+    promised = {name: Job.objects.get(pk=job.pk).latest_start for name, job in waiting.items()}
+    assert all(promised.values())
+
+    def in_order() -> list[str]:
+        return list(Job.objects.filter(phase=Phase.QUEUED).order_by("queue_position")
+                    .values_list("name", flat=True))  # fmt: skip
+
+    assert in_order() == ["v1", "s1", "v2", "s2"]
+    # Two hours of vision's job on all 16 boards: speech, below its share, comes first.
+    searches.clear()
+    db._quiet = None
+    result = run_pass(now=start + timedelta(hours=2))
+    assert result.ran and not result.quiet and result.admitted == []
+    assert in_order() == ["s1", "s2", "v1", "v2"]
+    assert searches == []
+    # Every promise kept, whatever the order (SPEC G3: the bound stays a guarantee).
+    assert {name: Job.objects.get(pk=job.pk).latest_start for name, job in waiting.items()} == (
+        promised
+    )
+    # It wrote the new order; the next pass changes nothing, and the one after is skipped.
+    run_pass(now=start + timedelta(hours=2, seconds=5))
+    assert searches == [] and db._quiet is not None
+    assert run_pass(now=start + timedelta(hours=2, seconds=10)).quiet

@@ -36,6 +36,29 @@ def test_a_pass_where_nothing_changed_searches_nothing(searches):
     assert again.reservations == first.reservations
 
 
+def test_a_moved_fair_share_standing_alone_searches_nothing(searches):
+    # Two teams' standings move with every pass while their jobs run (SPEC G3): they order
+    # the queue, but a kept job's search reads only the profile and its own specs and rules.
+    nodes = [node(i) for i in range(1, 5)]
+    busy = [running(100 + i, 50.0 * i, (i, 0, 8)) for i in range(1, 5)]
+    queue = [
+        job(i, spec(1, boards(8), nodes=1 + i % 2), duration=40.0 + i, project=1 + i % 2,
+            fair=0.25 * (i % 2))
+        for i in range(1, 9)
+    ]  # fmt: skip
+    first = schedule(nodes, busy, queue, 0.0)
+    assert set(first.digest.settled) == {j.id for j in queue}
+    searches.clear()
+    moved = [replace(j, fair=0.5 - j.fair) for j in queue]  # the two teams swap places
+    then = schedule(nodes, busy, moved, 0.0, first.reservations, previous=first.digest)
+    assert searches == []
+    assert set(then.digest.settled) == {j.id for j in queue}
+    # As a pass searching every job plans it.
+    again = schedule(nodes, busy, moved, 0.0, first.reservations)
+    assert sorted(searches) == [j.id for j in queue]
+    assert then.reservations == again.reservations
+
+
 def test_room_given_back_after_a_start_but_within_its_run_is_searched_again(searches):
     # K (20 s) is reserved on n1 at 10, when R1 ends; n2 is free but for B's short booking
     # at 12, after K's start: B held K off n2 all the same, since K runs past 12.
