@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 from math import inf
+from operator import attrgetter
 from typing import TYPE_CHECKING, TypeVar
 
 from jobs.scheduling.booking import Booking
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from jobs.scheduling.core import Schedule
 
 T = TypeVar("T")
+
+# A queued job's fields but its fair-share standing (see Digest.settled_as).
+_all_but_fair = attrgetter(*(f.name for f in fields(QueuedJob) if f.name != "fair"))
 
 # Entries of the log one job's reach is checked against at most: past them it counts as
 # reached (searched again), so that after a large change (a queue's worth of room given
@@ -70,7 +74,7 @@ class Digest:
         if held is None or held[1] != key:
             return False
         was = held[0]
-        return was == job or (was.fair != job.fair and replace(was, fair=job.fair) == job)
+        return was == job or _all_but_fair(was) == _all_but_fair(job)
 
 
 def booking_key(schedule: Schedule, booking: Booking) -> tuple:
