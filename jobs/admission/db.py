@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
@@ -25,19 +25,18 @@ from console.celery import send
 from console.words import counted, said
 from jobs import lifecycle
 from jobs.admission import plans
+from jobs.admission.standing import record
 from jobs.admission.state import (
     Seen,
     State,
     epoch,
     load_consistent,
     moment,
-    reservation_to_json,
     seen,
 )
-from jobs.admission.words import Names, admitted_borrowing, say, to_json
+from jobs.admission.words import Names, admitted_borrowing
 from jobs.models import Phase
 from jobs.scheduling import passes
-from jobs.scheduling.data import Reservation
 from jobs.scheduling.quotas import Borrowed, borrowing
 from jobs.scheduling.settled import Digest
 from resources.models import Allocation, NodeSpec
@@ -147,7 +146,7 @@ def run_pass(now: datetime | None = None) -> PassResult:
         own: list[str] = []  # the transactions that write this pass's decisions
         admitted = _admit_all(result.admissions, state, spec_names, own)
         _rejoined(result, state, own)
-        changed = _record(result.reservations, state, admitted, own)
+        changed = record(result.reservations, state, admitted, own)
         if not admitted and not changed and not result.compressions_ran_out:
             # An overdue job leaves a minute after each pass's moment: never quiet then.
             plan = seen(state, snapshot, last, result.reservations, overdue_for=0.0)
@@ -303,77 +302,3 @@ ADMITTED_STANDING = {
     "blockers": [],
     "reservation": None,
 }
-
-
-# The standing of every waiting job, in one statement (its own transaction, whose id it
-# returns with how many jobs it changed).
-RECORD = """
-    WITH changed AS (
-        UPDATE jobs_job SET
-            queue_position = v.position,
-            latest_start = v.start,
-            wait_reason = v.reason,
-            wait_detail = v.detail,
-            blockers = v.blockers,
-            reservation = v.stored
-        FROM (
-            SELECT id, position, start, reason, detail, stored,
-                   ARRAY(SELECT jsonb_array_elements_text(blocking)::bigint) AS blockers
-            FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::text[],
-                        %s::jsonb[], %s::jsonb[], %s::jsonb[])
-                 AS u(id, position, start, reason, detail, blocking, stored)
-        ) AS v
-        WHERE jobs_job.id = v.id AND jobs_job.phase = %s
-          AND (jobs_job.queue_position, jobs_job.latest_start, jobs_job.wait_reason,
-               jobs_job.wait_detail, jobs_job.blockers, jobs_job.reservation)
-              IS DISTINCT FROM (v.position, v.start, v.reason, v.detail, v.blockers, v.stored)
-        RETURNING 1
-    )
-    SELECT count(*), pg_current_xact_id_if_assigned()::text FROM changed
-"""
-
-
-def _record(
-    reservations: dict[int, Reservation], state: State, admitted: list[int], own: list[str]
-) -> int:
-    """Write each queued job's position, latest start, reason, blockers and reservation.
-
-    One UPDATE ... FROM unnest(...) for the whole queue (row-by-row updates would cost more
-    than the pass itself), which touches only the jobs whose standing changed: a pass that
-    changes nothing writes nothing, and so logs no change of the queue (migration 0014) that
-    would make the form's prediction plan it all again. Returns how many jobs it changed.
-    """
-    import json
-
-    done = set(admitted)
-    names = Names()
-    # Positions among the jobs still waiting: the admitted ones have left the queue.
-    waiting = sorted(
-        (r for job_id, r in reservations.items() if job_id not in done),
-        key=lambda r: r.position,
-    )
-    if not waiting:
-        return 0
-    ids, positions, starts, reasons, details, blockers, stored = [], [], [], [], [], [], []
-    for position, reservation in enumerate(waiting, start=1):
-        ids.append(reservation.job_id)
-        positions.append(position)
-        starts.append(moment(reservation.start))
-        reasons.append(say(reservation.reason, names)[:500] if reservation.reason else "")
-        details.append(json.dumps(to_json(reservation.reason)))
-        blockers.append(json.dumps(list(reservation.blockers)))
-        # Stored with its place among the waiting jobs, as queue_position is: the place it
-        # had in the pass's order counted the jobs admitted with it, and the next pass would
-        # rewrite every reservation to say otherwise.
-        stored.append(
-            json.dumps(reservation_to_json(replace(reservation, position=position)))
-            if reservation.start is not None
-            else None
-        )
-    params = [ids, positions, starts, reasons, details, blockers, stored, Phase.QUEUED]
-    with connection.cursor() as cursor:
-        cursor.execute(RECORD, params)
-        changed, xid = cursor.fetchone()
-    if changed:
-        own.append(xid)
-    return changed

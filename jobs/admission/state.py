@@ -62,6 +62,8 @@ class State:
     rejoining: frozenset[int] = frozenset()
     # Each project's fair-share standing (SPEC G3), which its queued jobs carry.
     fair: dict[int, float] = field(default_factory=dict)
+    # job id -> its standing as stored (STANDING_FIELDS): a pass writes only what changed.
+    recorded: dict[int, tuple] = field(default_factory=dict)
 
     def plan(self, make, **kwargs):
         """``make`` (passes.schedule or passes.replay) over this state, quotas included."""
@@ -145,21 +147,31 @@ QUEUE_FIELDS = (
     "claiming_since",
     "held_before",
 )
+# A queued job's standing as the last pass wrote it (jobs.admission.standing.RECORD), in its order.
+STANDING_FIELDS = (
+    "queue_position",
+    "latest_start",
+    "wait_reason",
+    "wait_detail",
+    "blockers",
+    "reservation",
+)
 
 
 def _queue(fair: dict[int, float]) -> tuple[list[QueuedJob], dict[int, Reservation],
-                                            dict[int, str], dict, set]:  # fmt: skip
-    queue, committed, names, holders, rejoining = [], {}, {}, {}, set()
+                                            dict[int, str], dict, set, dict]:  # fmt: skip
+    queue, committed, names, holders, rejoining, recorded = [], {}, {}, {}, set(), {}
     rows = Job.objects.filter(phase=Phase.QUEUED)
-    for row, queued in _as_queued(rows, Phase.QUEUED, fair=fair):
+    for row, queued in _as_queued(rows, Phase.QUEUED, fair=fair, more=STANDING_FIELDS):
         queue.append(queued)
+        recorded[row["pk"]] = tuple(row[name] for name in STANDING_FIELDS)
         names[row["pk"]] = row["name"]
         holders[row["pk"]] = (row["owner_id"], row["project_id"])
         if row["reservation"]:
             committed[row["pk"]] = reservation_from_json(row["pk"], row["reservation"])
         if row["held_before"] == "HeldForQuota":
             rejoining.add(row["pk"])
-    return queue, committed, names, holders, rejoining
+    return queue, committed, names, holders, rejoining, recorded
 
 
 def requeued(jobs) -> dict[int, QueuedJob]:
@@ -168,8 +180,9 @@ def requeued(jobs) -> dict[int, QueuedJob]:
     return {row["pk"]: queued for row, queued in _as_queued(jobs, None, requeued=True)}
 
 
-def _as_queued(jobs, phase: str | None, *, requeued: bool = False, fair=None):
-    """(row, QueuedJob) of each job of the queryset with at least one spec to choose."""
+def _as_queued(jobs, phase: str | None, *, requeued: bool = False, fair=None, more=()):
+    """(row, QueuedJob) of each job of the queryset with at least one spec to choose; each
+    row has QUEUE_FIELDS and ``more``."""
     from resources.models import ResourcePool
 
     pools_of: dict[int, set[int]] = defaultdict(set)
@@ -184,7 +197,8 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False, fair=None):
         chosen = chosen.filter(job__in=jobs.values("pk"))
     for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
         choices[job_id].append(spec_id)
-    for row in jobs.annotate(held_before=KT("wait_detail__kind")).values(*QUEUE_FIELDS):
+    fields = dict.fromkeys((*QUEUE_FIELDS, *more))  # once each, in order
+    for row in jobs.annotate(held_before=KT("wait_detail__kind")).values(*fields):
         since = row["quota_since"]
         queued = queued_job(
             id=row["pk"],
@@ -237,11 +251,11 @@ def load(now: datetime | None = None) -> State:
     nodes, states = _nodes()
     running = _running(now_seconds, states)
     fair = standings(now or timezone.now())
-    queue, committed, names, holders, rejoining = _queue(fair)
+    queue, committed, names, holders, rejoining, recorded = _queue(fair)
     caps, used = load_caps()
     return State(
         now_seconds, nodes, running, queue, committed, names, holders, caps, used,
-        frozenset(rejoining), fair,
+        frozenset(rejoining), fair, recorded,
     )  # fmt: skip
 
 

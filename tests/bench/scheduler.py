@@ -86,7 +86,8 @@ def _queue(user, project, specs, image, count: int, rng: random.Random, prefix: 
 def admission_with_writes():
     """One pass over 1,000 queued gang jobs on 1,000 nodes, split into its parts."""
     with bench_database():
-        from jobs.admission.db import _admit_all, _record
+        from jobs.admission.db import _admit_all
+        from jobs.admission.standing import record
         from jobs.admission.state import load
         from jobs.scheduling import passes
         from resources.models import NodeSpec
@@ -101,7 +102,7 @@ def admission_with_writes():
         names = dict(NodeSpec.objects.values_list("pk", "name"))
         admitted = _admit_all(result.admissions, state, names, [])
         written = time.perf_counter()
-        _record(result.reservations, state, admitted, [])
+        record(result.reservations, state, admitted, [])
         recorded = time.perf_counter()
         n = len(admitted)
         return [

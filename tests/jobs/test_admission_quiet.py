@@ -216,3 +216,37 @@ def test_standings_that_moved_reorder_the_queue_but_search_nothing_again(
     run_pass(now=start + timedelta(hours=2, seconds=5))
     assert searches == [] and db._quiet is not None
     assert run_pass(now=start + timedelta(hours=2, seconds=10)).quiet
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pass_sends_only_the_standings_that_changed(alice, vision, specs):
+    """The standing of every waiting job is compared with what the state read: a submission
+    at the end of the queue sends the newcomer's alone, a pass that changes nothing none."""
+    for i in range(4):
+        JobFactory(owner=alice, project=vision, name=f"w{i}", nodes_asked=2, mode="pytorch",
+                   specs=[specs[8]])  # fmt: skip
+    sent: list[list[int]] = []
+
+    def spy(execute, sql, params, many, context):
+        if sql.lstrip().startswith("WITH changed AS"):
+            sent.append(list(params[0]))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(spy):
+        run_pass()
+        first = Job.objects.filter(phase=Phase.QUEUED).order_by("queue_position")
+        assert len(sent) == 1 and sorted(sent[0]) == sorted(first.values_list("pk", flat=True))
+        db._quiet = None
+        run_pass()  # nothing changed: nothing sent, and the pass is the quiet one
+        assert len(sent) == 1 and db._quiet is not None
+        late = JobFactory(owner=alice, project=vision, name="late", nodes_asked=2,
+                          mode="pytorch", specs=[specs[8]])  # fmt: skip
+        run_pass()
+        assert sent[1:] == [[late.pk]]
+    late.refresh_from_db()
+    assert late.queue_position == 4 and late.latest_start is not None and late.wait_reason
+    # What is stored reads back as what the pass compares it with: nothing sent next time.
+    db._quiet = None
+    with connection.execute_wrapper(spy):
+        run_pass()
+    assert len(sent) == 2

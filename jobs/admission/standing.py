@@ -1,0 +1,113 @@
+"""A pass's decisions on the jobs still waiting: each one's standing in the queue (its
+position, latest start, reason, blockers and reservation: SPEC Q5, J24), written where it
+changed."""
+
+from __future__ import annotations
+
+import json
+
+from django.db import connection
+
+from jobs.admission.state import State, moment, reservation_to_json
+from jobs.admission.words import Names, say, to_json
+from jobs.models import Phase
+from jobs.scheduling.data import Reservation
+
+# The standing of every waiting job, in one statement (its own transaction, whose id it
+# returns with how many jobs it changed).
+RECORD = """
+    WITH changed AS (
+        UPDATE jobs_job SET
+            queue_position = v.position,
+            latest_start = v.start,
+            wait_reason = v.reason,
+            wait_detail = v.detail,
+            blockers = v.blockers,
+            reservation = v.stored
+        FROM (
+            SELECT id, position, start, reason, detail, stored,
+                   ARRAY(SELECT jsonb_array_elements_text(blocking)::bigint) AS blockers
+            FROM unnest(%s::bigint[], %s::integer[], %s::timestamptz[], %s::text[],
+                        %s::jsonb[], %s::jsonb[], %s::jsonb[])
+                 AS u(id, position, start, reason, detail, blocking, stored)
+        ) AS v
+        WHERE jobs_job.id = v.id AND jobs_job.phase = %s
+          AND (jobs_job.queue_position, jobs_job.latest_start, jobs_job.wait_reason,
+               jobs_job.wait_detail, jobs_job.blockers, jobs_job.reservation)
+              IS DISTINCT FROM (v.position, v.start, v.reason, v.detail, v.blockers, v.stored)
+        RETURNING 1
+    )
+    SELECT count(*), pg_current_xact_id_if_assigned()::text FROM changed
+"""
+
+
+def record(
+    reservations: dict[int, Reservation], state: State, admitted: list[int], own: list[str]
+) -> int:
+    """Write each queued job's position, latest start, reason, blockers and reservation.
+
+    Only the jobs whose standing differs from what the state read (``State.recorded``) are
+    sent, in one UPDATE ... FROM unnest(...) (row-by-row updates would cost more than the
+    pass itself), which again touches only the rows that differ: a pass that changes
+    nothing writes nothing, and so logs no change of the queue (migration 0014) that would
+    make the form's prediction plan it all again. Only passes write a standing, one at a
+    time, so what the state read is what is there. Returns how many jobs it changed.
+    """
+    done = set(admitted)
+    names = Names()
+    # Positions among the jobs still waiting: the admitted ones have left the queue.
+    waiting = sorted(
+        (r for job_id, r in reservations.items() if job_id not in done),
+        key=lambda r: r.position,
+    )
+    ids, positions, starts, reasons, details, blockers, stored = [], [], [], [], [], [], []
+    worded: dict = {}
+    for position, reservation in enumerate(waiting, start=1):
+        start = moment(reservation.start)
+        text, detail, detail_json = _worded(reservation.reason, names, worded)
+        blocking = list(reservation.blockers)
+        # Stored with its place among the waiting jobs, as queue_position is: the place it
+        # had in the pass's order counted the jobs admitted with it, and the next pass would
+        # rewrite every reservation to say otherwise.
+        kept = None
+        if reservation.start is not None:
+            kept = reservation_to_json(reservation)
+            kept["position"] = position
+        standing = (position, start, text, detail, blocking, kept)
+        if state.recorded.get(reservation.job_id) == standing:
+            continue
+        ids.append(reservation.job_id)
+        positions.append(position)
+        starts.append(start)
+        reasons.append(text)
+        details.append(detail_json)
+        blockers.append(json.dumps(blocking))
+        stored.append(None if kept is None else json.dumps(kept))
+    if not ids:
+        return 0
+    params = [ids, positions, starts, reasons, details, blockers, stored, Phase.QUEUED]
+    with connection.cursor() as cursor:
+        cursor.execute(RECORD, params)
+        changed, xid = cursor.fetchone()
+    if changed:
+        own.append(xid)
+    return changed
+
+
+def _worded(reason, names: Names, memo: dict) -> tuple[str, object, str]:
+    """A reason's stored text, its detail and that detail as JSON. A long queue has a
+    handful of distinct reasons (four at 10,000 queued): each is worded once a pass."""
+    try:
+        return memo[reason]
+    except KeyError:
+        pass
+    except TypeError:  # a reason holding something unhashable: worded each time
+        return _word(reason, names)
+    memo[reason] = found = _word(reason, names)
+    return found
+
+
+def _word(reason, names: Names) -> tuple[str, object, str]:
+    detail = json.dumps(to_json(reason))
+    # The detail as it reads back from the database (lists, not tuples): compared with it.
+    return (say(reason, names)[:500] if reason else "", json.loads(detail), detail)
