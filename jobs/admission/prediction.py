@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.db import connection
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -286,11 +287,17 @@ def _borrowed(schedule: core.Schedule, draft: QueuedJob, prediction: Prediction,
 def describe_blockers(ids, user) -> list[tuple[str, str, object]]:
     """(name, link, ends by) of the jobs whose end frees a reservation; jobs the user may
     not see are named by their project only."""
-    visible = set(Job.objects.visible_to(user).filter(pk__in=ids).values_list("pk", flat=True))
-    rows = Job.objects.filter(pk__in=ids).values_list("pk", "name", "project__name", "deadline")
+    if not ids:
+        return []
+    visible = Job.objects.visible_to(user).filter(pk=OuterRef("pk"))
+    rows = (
+        Job.objects.filter(pk__in=ids)
+        .annotate(visible=Exists(visible))
+        .values_list("pk", "name", "project__name", "deadline", "visible")
+    )  # one query, whatever the user may see
     found = []
-    for pk, name, project, deadline in rows:
-        if pk in visible:
+    for pk, name, project, deadline, may_see in rows:
+        if may_see:
             found.append((name, f"/jobs/{pk}/", deadline))
         else:
             found.append((_("a job of project %(p)s") % {"p": project}, "", deadline))
@@ -299,7 +306,9 @@ def describe_blockers(ids, user) -> list[tuple[str, str, object]]:
 
 def _suggestions(prediction: Prediction, names: Names) -> list[str]:
     words = []
-    specs = dict(NodeSpec.objects.values_list("pk", "name"))
+    specs = {}
+    if any(suggestion.kind == "spec" for suggestion in prediction.suggestions):
+        specs = dict(NodeSpec.objects.values_list("pk", "name"))
     for suggestion in prediction.suggestions:
         if suggestion.kind == "nodes":
             words.append(

@@ -76,6 +76,25 @@ def test_will_queue_with_reason_blockers_and_alternatives(client, alice, vision,
     assert f'href="/jobs/{running.pk}/"' in text and "hog" in text
 
 
+def test_a_blocker_the_user_may_not_see_is_named_by_its_project_only(
+    client, alice, charlie, speech, admin, job_post, cluster
+):
+    hidden = JobFactory(
+        owner=charlie, project=speech, name="secret-run", status="running", phase="running",
+        started_at=timezone.now(), deadline=timezone.now() + timedelta(hours=3),
+    )  # fmt: skip
+    for node in cluster["nodes"]:
+        AllocationFactory(node=node, holder_id=hidden.pk, slots=[0, 1])
+    client.force_login(alice)
+    text = predict(client, job_post, specs=[cluster["spec4"].pk], mode="pytorch", node_count="2")
+    assert "a job of project Speech" in text
+    assert "secret-run" not in text and f"/jobs/{hidden.pk}/" not in text
+    # An admin sees the job itself.
+    client.force_login(admin)
+    text = predict(client, job_post, specs=[cluster["spec4"].pk], mode="pytorch", node_count="2")
+    assert f'href="/jobs/{hidden.pk}/"' in text and "secret-run" in text
+
+
 def test_never_fits_is_refused_at_submit(client, alice, job_post, cluster):
     client.force_login(alice)
     data = job_post(specs=[cluster["spec8"].pk])
