@@ -60,7 +60,7 @@ def record(
         (r for job_id, r in reservations.items() if job_id not in done),
         key=lambda r: r.position,
     )
-    ids, positions, starts, reasons, details, blockers, stored = [], [], [], [], [], [], []
+    sent: list[tuple] = []  # the rows that differ, as RECORD's arrays take them
     worded: dict = {}
     for position, reservation in enumerate(waiting, start=1):
         start = moment(reservation.start)
@@ -73,19 +73,16 @@ def record(
         if reservation.start is not None:
             kept = reservation_to_json(reservation)
             kept["position"] = position
+        # In the order of state.STANDING_FIELDS, as State.recorded holds it.
         standing = (position, start, text, detail, blocking, kept)
         if state.recorded.get(reservation.job_id) == standing:
             continue
-        ids.append(reservation.job_id)
-        positions.append(position)
-        starts.append(start)
-        reasons.append(text)
-        details.append(detail_json)
-        blockers.append(json.dumps(blocking))
-        stored.append(None if kept is None else json.dumps(kept))
-    if not ids:
+        stored = None if kept is None else json.dumps(kept)
+        sent.append((reservation.job_id, position, start, text, detail_json,
+                     json.dumps(blocking), stored))  # fmt: skip
+    if not sent:
         return 0
-    params = [ids, positions, starts, reasons, details, blockers, stored, Phase.QUEUED]
+    params = [list(column) for column in zip(*sent, strict=True)] + [Phase.QUEUED]
     with connection.cursor() as cursor:
         cursor.execute(RECORD, params)
         changed, xid = cursor.fetchone()
