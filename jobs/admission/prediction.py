@@ -51,6 +51,11 @@ _build_lock = threading.Lock()  # one rebuild at a time per process; the others 
 _forecast_lock = threading.Lock()
 
 _cached: Plan | None = None
+# Whether this process's last plan was a long queue's, kept when the plan is dropped: the
+# next one is most likely the same size. A process that has made none assumes long (its
+# first plan pays one full collection, heap.made_frozen); one whose plans are short never
+# pays it again, which on a large heap costs a tenth of a second or more.
+_last_long = True
 
 
 def _still_holds(plan: Plan) -> bool:
@@ -89,7 +94,7 @@ def current_plan() -> Plan:
             plan = _cached
         if plan is not None and _still_holds(plan):  # another thread made it meanwhile
             return _checked(plan)
-        long = plan is None or _long(plan)
+        long = _last_long if plan is None else _long(plan)
         token = plans.published_token()
         if token and token != (plan.token if plan else ""):
             # The old plan goes before the next one is loaded: two would double the memory.
@@ -171,9 +176,10 @@ def _kept(make, long: bool) -> Plan | None:
 
 
 def _keep(plan: Plan) -> None:
-    global _cached
+    global _cached, _last_long
     with _lock:
         _cached = plan
+        _last_long = _long(plan)
 
 
 def _made() -> Plan:
