@@ -54,11 +54,15 @@ def test_a_long_queues_plan_is_kept_out_of_the_collectors_passes(
 ):
     JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])
     prediction.forget_schedule()
+    monkeypatch.setattr(prediction, "_last_long", True)  # a process that has made no plan yet
     prediction.current_plan()  # no plan before: made frozen, as for a long queue
     assert gc.get_freeze_count() > 0
     gc.unfreeze()
     JobFactory(owner=alice, project=vision, specs=[inventory["gpu"]])  # the plan no longer holds
     prediction.current_plan()  # the last plan's queue was short: made with the collector paused
+    assert gc.get_freeze_count() == 0
+    prediction.forget_schedule()  # dropped: the last plan still tells its size
+    prediction.current_plan()
     assert gc.get_freeze_count() == 0
     monkeypatch.setattr(prediction, "EXACT_QUEUE", 1)  # two queued jobs are now a long queue
     monkeypatch.setattr(prediction, "STALE_SECONDS", -1.0)  # no pass comes: made here
