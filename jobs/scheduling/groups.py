@@ -2,7 +2,7 @@
 
 A *group* is the nodes one kind of job may use with one demand (its rules and spec). The
 queue searches the same few groups again and again, and most of a group's nodes share a
-few shapes (:class:`~.profile.Shapes`): nodes of one shape answer every question alike, so
+few shapes (:class:`~.shapes.Shapes`): nodes of one shape answer every question alike, so
 the search (:mod:`.search`) asks each shape once and weighs the answer by its members.
 
 The group follows the profile lazily: before a search it re-buckets only the nodes that

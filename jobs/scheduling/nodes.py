@@ -14,8 +14,9 @@ import heapq
 from bisect import bisect_left, insort
 from math import inf
 
-from jobs.scheduling.profile import NO_ANSWERS, Profile, Timeline
+from jobs.scheduling.profile import Profile, Timeline
 from jobs.scheduling.search_result import Found, tail_fit
+from jobs.scheduling.shapes import NO_ANSWERS
 from resources.placement.capacity import Demand
 
 
@@ -91,7 +92,7 @@ def _walk(profile, order, moved, demand, key, duration, need, horizon, budget, i
     counts: dict[int, int] = {}  # nodes not in it fit none for now
     version: dict[int, int] = {}
     # The shapes' windows, looked up here rather than through Timeline's methods: a walk
-    # asks them for every node event, and most are known (see profile.Shapes).
+    # asks them for every node event, and most are known (see shapes.Shapes).
     windows = profile.shapes.windows
 
     def refresh(index: int, t: float, wait: bool = True) -> bool:

@@ -22,6 +22,7 @@ from math import inf
 from typing import NamedTuple
 
 from jobs.scheduling.node_fit import NodeInfo, fit
+from jobs.scheduling.shapes import ShapeKey, Shapes
 from resources.placement.capacity import Demand
 
 
@@ -32,53 +33,6 @@ class Item(NamedTuple):
     mem: int
     mask: int
     owner: int  # job id
-
-
-class Shapes:
-    """Answers shared by every timeline of the same *shape*: node kind and usage over time.
-
-    A pass has few shapes for many nodes (nodes of one kind, idle or filled alike by jobs
-    ending at the same moments), and a queue asks the same few demands and durations again
-    and again, so a node changing only costs a lookup of its new shape: the searches'
-    questions about it are mostly answered already. Ids are per profile and never reused.
-
-    A shape no timeline has any more is forgotten with its answers: a long queue passes
-    every node through hundreds of shapes, and keeping them all made a pass over 30,000
-    jobs hold gigabytes.
-    """
-
-    __slots__ = ("ids", "keys", "next", "runs", "users", "windows")
-
-    def __init__(self) -> None:
-        self.ids: dict[tuple, int] = {}
-        self.keys: dict[int, tuple] = {}  # id -> its key in ids
-        self.users: dict[int, int] = {}  # id -> timelines of that shape now
-        self.next = 0
-        self.runs: dict[int, dict[tuple, tuple[list[float], list[float]]]] = {}  # by demand key
-        self.windows: dict[int, dict[tuple, tuple[int, float, float]]] = {}  # see window
-
-    def take(self, key: tuple) -> int:
-        """The id of the shape ``key``, held by one more timeline."""
-        shape = self.ids.get(key)
-        if shape is None:
-            shape = self.ids[key] = self.next
-            self.keys[shape], self.users[shape] = key, 0
-            self.next += 1
-        self.users[shape] += 1
-        return shape
-
-    def release(self, shape: int) -> None:
-        """A timeline left this shape; forgotten once none has it."""
-        left = self.users[shape] - 1
-        if left:
-            self.users[shape] = left
-            return
-        del self.users[shape], self.ids[self.keys.pop(shape)]
-        self.runs.pop(shape, None)
-        self.windows.pop(shape, None)
-
-
-NO_ANSWERS: dict = {}  # a shape nothing was asked of yet (never written to)
 
 
 class Timeline:
@@ -109,7 +63,7 @@ class Timeline:
         if self.shape is None:
             key = (self.info.kind, tuple(self.times), tuple(self.cpu), tuple(self.mem),
                    tuple(self.mask))  # fmt: skip
-            self.shape = self.shapes.take(key)
+            self.shape = self.shapes.take(ShapeKey(key))
         return self.shape
 
     def _changed(self) -> None:

@@ -7,7 +7,7 @@ times in order with a heap of events: a node is recounted at its own breakpoints
 later segment entered its window, or when its first room comes (nodes with none wait in
 the heap at no cost).
 
-Nodes of one shape (:class:`~.profile.Shapes`) have the same events and counts, so the walk
+Nodes of one shape (:class:`~.shapes.Shapes`) have the same events and counts, so the walk
 here is over a group's shapes (:class:`~.groups.Group`), each count weighed by how many
 nodes have that shape: a thousand alike nodes cost one event, not a thousand. A group
 whose nodes mostly differ is searched node by node instead (:mod:`.nodes`). Both find the
@@ -25,8 +25,9 @@ from math import inf
 from jobs.scheduling import nodes as by_node
 from jobs.scheduling.groups import SOLO, Group
 from jobs.scheduling.node_fit import choose, fit, to_mask
-from jobs.scheduling.profile import NO_ANSWERS, Profile, Timeline, demand_key
+from jobs.scheduling.profile import Profile, Timeline, demand_key
 from jobs.scheduling.search_result import Found, tail_fit
+from jobs.scheduling.shapes import NO_ANSWERS
 from resources.placement.capacity import Demand
 
 
