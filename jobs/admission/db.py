@@ -165,7 +165,7 @@ def _rejoined(result, state: State, own: list[str]) -> None:
     ids = [job.id for job in result.quota.plannable if job.id in state.rejoining]
     if not ids:
         return
-    at = moment(passes.joined_at(result.quota.plannable, state.now))
+    at = moment(passes.joined_at(state.queue, state.now))  # the stamp the pass planned with
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "UPDATE jobs_job SET quota_since = %s WHERE id = ANY(%s) AND phase = %s",

@@ -44,6 +44,10 @@ class Capable:
             )
         return self._capable[key]
 
+    def placeable(self, job: QueuedJob, alternative: Alternative) -> bool:
+        """Whether the nodes allowed to the job could ever hold it on this spec, once idle."""
+        return self.capable(job, alternative)[1] >= alternative.min_nodes
+
     def capable_set(self, job: QueuedJob, alternative: Alternative) -> frozenset[int]:
         """:meth:`capable`'s nodes as a set (a re-booked reservation's nodes are checked
         against it, once per job of a long queue)."""

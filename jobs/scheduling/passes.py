@@ -70,8 +70,8 @@ def schedule(
     result = Schedule(nodes, now, budget, compressions)
     for job in running:
         result.hold(job, overdue)
-    result.quota = gate(order(queue), caps, used or {})
-    result.run(_joined(result.quota.plannable, rejoining, now), committed or {}, previous=previous)
+    result.quota = _gated(result, queue, caps, used, rejoining, now)
+    result.run(result.quota.plannable, committed or {}, previous=previous)
     return result
 
 
@@ -83,16 +83,24 @@ def joined_at(queue: Iterable[QueuedJob], now: float) -> float:
     return max(now, max((job.submitted_at for job in queue), default=now)) + 1e-6
 
 
-def _joined(plannable: list[QueuedJob], rejoining: frozenset[int], now: float) -> list[QueuedJob]:
+def _joined(queue: list[QueuedJob], rejoining: frozenset[int], now: float) -> list[QueuedJob]:
     """A job held at its team's maximum that is let in now is planned as submitted now:
     it never comes ahead of reservations promised while it was held."""
     if not rejoining:
-        return plannable
-    at = joined_at(plannable, now)
+        return queue
+    at = joined_at(queue, now)
     return [
         replace(job, submitted_at=max(job.submitted_at, at)) if job.id in rejoining else job
-        for job in plannable
+        for job in queue
     ]
+
+
+def _gated(result, queue, caps, used, rejoining, now):
+    """The quota gate over the queue in the order the plan takes it: a job held in the last
+    pass comes as submitted now (see :func:`_joined`). Gated in its first place instead, it
+    took its team's room ahead of a job let in before it and promised a start meanwhile,
+    and held that one back."""
+    return gate(order(_joined(order(queue), rejoining, now)), caps, used or {}, result.placeable)
 
 
 @without_gc
@@ -113,8 +121,8 @@ def replay(
     result = Schedule(nodes, now)
     for job in running:
         result.hold(job)
-    result.quota = gate(order(queue), caps, used or {})
-    result.run(_joined(result.quota.plannable, rejoining, now), committed, replay=True)
+    result.quota = _gated(result, queue, caps, used, rejoining, now)
+    result.run(result.quota.plannable, committed, replay=True)
     return result
 
 

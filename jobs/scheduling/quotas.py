@@ -25,7 +25,7 @@ its maximum, so that no job starts on borrowed boards the claim is waiting for.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from jobs.scheduling.data import Alternative, QueuedJob
@@ -93,6 +93,8 @@ class Gate:
     by_project: dict[int | None, list[Cap]] = field(default_factory=dict)
     # (model, pool) -> {project: holder} of the claims waiting there within a guarantee.
     claims: dict[tuple[int, int | None], dict[int, str]] = field(default_factory=dict)
+    # Whether some node could ever hold the job on a spec; None: any may.
+    placeable: Callable[[QueuedJob, Alternative], bool] | None = None
 
     def __post_init__(self) -> None:
         for cap in self.caps:
@@ -144,9 +146,19 @@ class Gate:
                 fit = min(fit, (self.limit(job, cap) - self.taken[cap.id]) // each)
         return max(fit, 0)
 
+    def never(self, job: QueuedJob) -> bool:
+        """No node could ever hold the job on any of its specs: it passes the gate taking
+        nothing of any cap, and the plan says why it can never start. Counted, it held its
+        team's later jobs back for boards it would never use."""
+        placeable = self.placeable
+        return placeable is not None and not any(placeable(job, a) for a in job.alternatives)
+
     def fitted(self, job: QueuedJob) -> QueuedJob | None:
         """The job on the specs that fit its caps now, an elastic one on as many nodes as
-        they have room for (at least its minimum); None when no spec fits."""
+        they have room for (at least its minimum); None when no spec fits. A job no node
+        could ever hold passes as it is (see :meth:`never`)."""
+        if self.never(job):
+            return job
         alternatives = []
         for alternative in job.alternatives:
             fit = self._fits(job, alternative)
@@ -191,8 +203,9 @@ class Gate:
         what it then asks; else hold it, closing the cap that holds it."""
         fitted = self.fitted(job)
         if fitted is not None:
-            for cap in self.over(fitted):
-                self.taken[cap.id] += asks(fitted, cap)
+            if not self.never(fitted):
+                for cap in self.over(fitted):
+                    self.taken[cap.id] += asks(fitted, cap)
             self.plannable.append(fitted)
             return True
         cap, self.held[job.id] = self._why(job)
@@ -202,12 +215,18 @@ class Gate:
         return False
 
 
-def gate(queue: Iterable[QueuedJob], caps: Iterable[Cap], used: Mapping[int, int]) -> Gate:
+def gate(
+    queue: Iterable[QueuedJob],
+    caps: Iterable[Cap],
+    used: Mapping[int, int],
+    placeable: Callable[[QueuedJob, Alternative], bool] | None = None,
+) -> Gate:
     """Split ``queue`` (in queue order) into the jobs a pass plans and those held, with why.
-    ``used``: eighths each cap's projects hold now (by cap id)."""
+    ``used``: eighths each cap's projects hold now (by cap id). ``placeable``: whether some
+    node could ever hold a job on a spec (a job none could takes nothing of its caps)."""
     caps = list(caps)
     held = {cap.id: used.get(cap.id, 0) for cap in caps}
-    result = Gate(caps=caps, taken=dict(held), used=held)
+    result = Gate(caps=caps, taken=dict(held), used=held, placeable=placeable)
     if not caps:
         result.plannable = list(queue)
         return result

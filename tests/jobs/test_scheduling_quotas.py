@@ -246,15 +246,22 @@ def simulate_with_caps(nodes, running, ends, queue, runtimes, caps, project):
             if reservation.start is not None:
                 planned_once.add(job_id)
                 promised.setdefault(job_id, reservation.start)
-        # Within a cap, nobody passes a job held on it (unless that one can never start).
-        key = {j.id: j.queue_key for j in current}
+        # Within a cap, nobody passes a job held on it (unless that one can never start), in
+        # the order the gate takes them: a job held in the last pass comes as joining now.
+        joining = joined_at(current, now)
+        key = {
+            j.id: (replace(j, submitted_at=max(j.submitted_at, joining)) if j.id in held_last
+                   else j).queue_key
+            for j in current
+        }  # fmt: skip
         for held_id, reason in result.quota.held.items():
             if reason.never:
                 continue
             c = next(c for c in caps if c.holder == reason.holder)
             passed = [
-                j.id for j in result.quota.plannable if asks(j, c) and key[j.id] > key[held_id]
-            ]
+                j.id for j in result.quota.plannable
+                if asks(j, c) and key[j.id] > key[held_id] and not result.quota.never(j)
+            ]  # fmt: skip
             assert not passed, (held_id, passed)
         admitted_now = {a.job_id: a for a in result.admissions}
         after = dict(before)
@@ -270,7 +277,7 @@ def simulate_with_caps(nodes, running, ends, queue, runtimes, caps, project):
         for c in caps:
             if after[c.id] > before[c.id]:  # it admitted under this cap: within its maximum
                 assert after[c.id] <= c.maximum, (c, before[c.id], after[c.id])
-        at = joined_at(result.quota.plannable, now)
+        at = joining  # the stamp the pass planned with
         for planned in result.quota.plannable:  # let in after being held: joins now
             if planned.id in held_last and planned.id not in since:
                 since[planned.id] = at
@@ -282,6 +289,43 @@ def simulate_with_caps(nodes, running, ends, queue, runtimes, caps, project):
         for job_id in [k for k, (_, end) in live.items() if end <= now]:
             del live[job_id]
     return promised, started, waiting
+
+
+def test_a_job_no_node_could_ever_hold_takes_nothing_of_its_cap():
+    """Vision may hold 4 boards; its first job asks 4 on one node, but no node has 4: it can
+    never start, and says so. Counted, it took vision's whole maximum and held the next job
+    back for boards it would never use (found by the simulation below)."""
+    nodes = [SchedNode(NodeState(1, "a", 64000, 65536, 2, 1, GPU))]
+    queue = [job(1, boards=4), job(2, boards=1, at=1)]
+    result = schedule(nodes, [], queue, 0.0, caps=[cap(1, 4)], used={})
+    assert result.quota.never(queue[0]) and not result.quota.held
+    assert result.quota.taken == {1: 8}  # the second job's board only
+    assert [a.job_id for a in result.admissions] == [2]
+    never = result.reservations[1]
+    assert never.start is None and not isinstance(never.reason, HeldForQuota)
+
+
+def test_a_job_let_in_keeps_its_place_over_one_held_since():
+    """Vision may hold 3 boards. P (3 boards) and Q (1 board) wait held while vision's
+    running job holds a board. When it ends, P is let in first and promised the node once
+    speech's job leaves it at 2; Q, behind P, stays held. At 2 Q has been held longer, but P
+    joined first: P keeps its promise, and Q is not let in ahead of it (found by the
+    simulation below: the gate took Q in its first place, before P)."""
+    nodes = [SchedNode(NodeState(1, "a", 64000, 65536, 3, 1, GPU))]
+    p, q = job(3, boards=3), job(8, boards=1)
+    caps = [cap(1, 3)]
+    mine = RunningJob(100, 1.0, (Placement(1, 1000, 1024, (0,)),))
+    first = schedule(nodes, [mine], [p, q], 0.0, caps=caps, used={1: 8})
+    assert set(first.quota.held) == {3, 8}
+    theirs = RunningJob(9, 2.0, (Placement(1, 1000, 1024, (1,)),))
+    then = schedule(nodes, [theirs], [p, q], 1.0, caps=caps, used={},
+                    rejoining=frozenset({3, 8}))  # fmt: skip
+    assert then.reservations[3].start == 2.0 and set(then.quota.held) == {8}
+    joined = replace(p, submitted_at=joined_at([p, q], 1.0))  # as the pass stored it
+    later = schedule(nodes, [], [joined, q], 2.0, then.reservations, caps=caps, used={},
+                     rejoining=frozenset({8}))  # fmt: skip
+    assert [a.job_id for a in later.admissions] == [3]
+    assert set(later.quota.held) == {8}
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
