@@ -6,6 +6,8 @@ caps at all starts in the end."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
@@ -326,6 +328,21 @@ def test_a_job_let_in_keeps_its_place_over_one_held_since():
                      rejoining=frozenset({8}))  # fmt: skip
     assert [a.job_id for a in later.admissions] == [3]
     assert set(later.quota.held) == {8}
+
+
+def test_a_pass_with_caps_is_freed_when_dropped():
+    """A plan goes when its last reference does, without the collector (paused while a pass
+    runs): a cycle through the gate kept a pass's whole plan until the collector ran, and
+    raised the peak memory at 10,000 queued from 202 to 346 MB."""
+    nodes = [SchedNode(NodeState(1, "a", 64000, 65536, 2, 1, GPU))]
+    result = schedule(nodes, [], [job(1, boards=4), job(2)], 0.0, caps=[cap(1, 4)], used={})
+    gc.disable()
+    try:
+        freed = weakref.ref(result)
+        del result
+        assert freed() is None
+    finally:
+        gc.enable()
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
