@@ -47,8 +47,12 @@ def handshake(handler, offered: str) -> bool:
 
 
 def read_frame(stream) -> tuple[int, bytes] | None:
-    """(opcode, payload) of the client's next frame (clients always mask), None at the end."""
-    head = stream.read(2)
+    """(opcode, payload) of the client's next frame (clients always mask), None at the end
+    (the connection's stream closed by the server as the session ends is an end too)."""
+    try:
+        head = stream.read(2)
+    except (OSError, ValueError):
+        return None
     if len(head) < 2:
         return None
     opcode, length = head[0] & 0x0F, head[1] & 0x7F
