@@ -97,7 +97,13 @@ class ClusterChaos(Chaos):
         elif what == "precheck":
             self.fake.precheck(name, "disk-size shm", False, "0.2 GB")
             self.injected[what] += 1
-            time.sleep(self.rng.uniform(0.3, 0.8))
+            met = FaultRecord.objects.filter(item="disk-size shm").exists
+            # The first lasts until a pod of the node has met it (5 s at most): the test asks
+            # that one did, and a moment's window could pass with no pod starting there.
+            first = not met()
+            until = time.monotonic() + (5.0 if first else self.rng.uniform(0.3, 0.8))
+            while time.monotonic() < until and not (first and met()):
+                time.sleep(0.1)
             self.fake.precheck(name, "disk-size shm", True)
         else:
             fault = faults.inject(Node.objects.get(name=name), "heartbeat")
