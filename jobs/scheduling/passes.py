@@ -106,7 +106,7 @@ def _gated(result, queue, caps, used, rejoining, now):
     # the collector frees (a pass's whole plan, held until then).
     able = Capable()
     able.infos = result.infos
-    return gate(order(_joined(order(queue), rejoining, now)), caps, used or {}, able.placeable)
+    return gate(order(_joined(list(queue), rejoining, now)), caps, used or {}, able.placeable)
 
 
 @without_gc
