@@ -181,15 +181,26 @@ class Timeline:
     def _respan(self, lo: float, hi: float) -> None:
         """Bring the kept runs up to date after room changed in [lo, hi) only.
 
-        The runs that overlap or touch [lo, hi) are worked out again from the first one's
-        start to the last one's end (or over [lo, hi) if none does); the others cannot
-        have changed, and the segments just outside that span are without room on both
-        sides, before and after, so the new runs there are maximal too."""
+        Only [lo, hi) is worked out again; the runs that overlap or touch it keep their
+        parts outside it, which did not change, joined to the new runs where one starts at
+        ``lo`` or ends at ``hi``. (Working the touching runs out again whole cost a scan of
+        every segment of a long run of room, per booking and per demand kept.)"""
         for demand, starts, ends in self.room.values():
             first, last = bisect_left(ends, lo), bisect_right(starts, hi)
-            begin = min(lo, starts[first]) if first < last else lo
-            stop = max(hi, ends[last - 1]) if first < last else hi
-            new_starts, new_ends = self.runs(demand, begin, stop)
+            new_starts, new_ends = self.runs(demand, lo, hi)
+            if first < last:
+                if starts[first] < lo:  # a run reaching lo from before keeps that part
+                    if new_starts and new_starts[0] == lo:
+                        new_starts[0] = starts[first]
+                    else:
+                        new_starts.insert(0, starts[first])
+                        new_ends.insert(0, lo)
+                if ends[last - 1] > hi:  # and one going on after hi
+                    if new_ends and new_ends[-1] == hi:
+                        new_ends[-1] = ends[last - 1]
+                    else:
+                        new_starts.append(hi)
+                        new_ends.append(ends[last - 1])
             starts[first:last], ends[first:last] = new_starts, new_ends
 
     def window(
