@@ -25,6 +25,11 @@ from jobs.scheduling.node_fit import NodeInfo, fit
 from jobs.scheduling.shapes import ShapeKey, Shapes
 from resources.placement.capacity import Demand
 
+# Timelines with more segments than this get a shape of their own, without looking for
+# another node of the same (see Shapes.own): long ones rarely match, and making the key of
+# every segment after each booking cost more the longer the queue.
+SHARED_UP_TO = 16
+
 
 class Item(NamedTuple):
     start: float
@@ -61,9 +66,12 @@ class Timeline:
 
     def shape_id(self) -> int:
         if self.shape is None:
-            key = (self.info.kind, tuple(self.times), tuple(self.cpu), tuple(self.mem),
-                   tuple(self.mask))  # fmt: skip
-            self.shape = self.shapes.take(ShapeKey(key))
+            if len(self.times) > SHARED_UP_TO:
+                self.shape = self.shapes.own()
+            else:
+                key = (self.info.kind, tuple(self.times), tuple(self.cpu), tuple(self.mem),
+                       tuple(self.mask))  # fmt: skip
+                self.shape = self.shapes.take(ShapeKey(key))
         return self.shape
 
     def _changed(self) -> None:

@@ -43,7 +43,7 @@ class Shapes:
 
     def __init__(self) -> None:
         self.ids: dict[ShapeKey, int] = {}
-        self.keys: dict[int, ShapeKey] = {}  # id -> its key in ids
+        self.keys: dict[int, ShapeKey | None] = {}  # id -> its key in ids (None: own)
         self.users: dict[int, int] = {}  # id -> timelines of that shape now
         self.next = 0
         self.runs: dict[int, dict[tuple, tuple[list[float], list[float]]]] = {}  # by demand key
@@ -59,13 +59,25 @@ class Shapes:
         self.users[shape] += 1
         return shape
 
+    def own(self) -> int:
+        """A new shape for one timeline, not looked up: answers are kept for it as for any
+        shape, but no other node shares them (sound whatever its usage: an id only ever
+        stands for one usage over time)."""
+        shape = self.next
+        self.keys[shape], self.users[shape] = None, 1
+        self.next += 1
+        return shape
+
     def release(self, shape: int) -> None:
         """A timeline left this shape; forgotten once none has it."""
         left = self.users[shape] - 1
         if left:
             self.users[shape] = left
             return
-        del self.users[shape], self.ids[self.keys.pop(shape)]
+        del self.users[shape]
+        key = self.keys.pop(shape)
+        if key is not None:
+            del self.ids[key]
         self.runs.pop(shape, None)
         self.windows.pop(shape, None)
 

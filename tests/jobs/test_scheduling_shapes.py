@@ -3,12 +3,14 @@ timelines of one shape, the groups' sorted first rooms, and slots chosen on bitm
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import replace
 from math import inf
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jobs.scheduling import profile as profile_module
 from jobs.scheduling import search
 from jobs.scheduling.groups import SOLO, Group
 from jobs.scheduling.node_fit import NodeInfo, choose, fit, to_mask
@@ -20,6 +22,18 @@ from resources.placement.capacity import Demand, NodeState, choose_slots, shorta
 from tests.jobs.test_scheduling_profile import demands, states
 
 MODEL = 1
+# Timelines longer than SHARED_UP_TO segments take a shape of their own: drawn small, so
+# that both kinds of shape meet in the tests' short timelines.
+limits = st.sampled_from([2, 6, profile_module.SHARED_UP_TO])
+
+
+@contextmanager
+def shared_up_to(limit: int):
+    saved, profile_module.SHARED_UP_TO = profile_module.SHARED_UP_TO, limit
+    try:
+        yield
+    finally:
+        profile_module.SHARED_UP_TO = saved
 
 
 @given(states(), demands)
@@ -85,27 +99,28 @@ questions = st.lists(
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from([1, 2]), operations, questions)
-def test_shared_answers_are_those_of_a_lone_timeline(slices, ops, asked):
+@given(limits, st.sampled_from([1, 2]), operations, questions)
+def test_shared_answers_are_those_of_a_lone_timeline(limit, slices, ops, asked):
     """Four nodes of one kind share answers by shape; after any additions and removals each
     answers exactly as a timeline of its own holding the same items (no stale answer)."""
-    infos = [node(i, 2, slices) for i in range(4)]
-    profile = Profile(infos, 0.0)
-    live: dict[int, dict[int, Item]] = {i: {} for i in range(4)}
-    for k, op in enumerate(ops):
-        apply(profile, live, k, op)
-        if op[3] == 7:  # asked after the next addition
-            continue
-        for index, demand, duration, t in asked:
-            alone = Timeline(infos[index], 0.0)  # a cache of its own
-            for key, held in live[index].items():
-                alone.add(key, held)
-            shared, key = profile.timelines[index], demand_key(demand)
-            assert shared.first_room(demand, key) == alone.first_room(demand, key)
-            answer = shared.window(demand, key, float(duration), float(t))
-            assert answer == alone.window(demand, key, float(duration), float(t))
-            n, _, _ = alone.count(demand, float(duration), float(t))
-            assert answer[0] == (n if alone.next_room(demand, key, duration, t) == t else 0)
+    with shared_up_to(limit):
+        infos = [node(i, 2, slices) for i in range(4)]
+        profile = Profile(infos, 0.0)
+        live: dict[int, dict[int, Item]] = {i: {} for i in range(4)}
+        for k, op in enumerate(ops):
+            apply(profile, live, k, op)
+            if op[3] == 7:  # asked after the next addition
+                continue
+            for index, demand, duration, t in asked:
+                alone = Timeline(infos[index], 0.0)  # a cache of its own
+                for key, held in live[index].items():
+                    alone.add(key, held)
+                shared, key = profile.timelines[index], demand_key(demand)
+                assert shared.first_room(demand, key) == alone.first_room(demand, key)
+                answer = shared.window(demand, key, float(duration), float(t))
+                assert answer == alone.window(demand, key, float(duration), float(t))
+                n, _, _ = alone.count(demand, float(duration), float(t))
+                assert answer[0] == (n if alone.next_room(demand, key, duration, t) == t else 0)
 
 
 KINDS = [
@@ -117,47 +132,51 @@ KINDS = [
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from([1, 2]), operations, st.lists(st.sampled_from(KINDS), min_size=1))
-def test_kept_runs_of_room_are_worked_out_afresh_after_every_change(slices, ops, asked):
+@given(limits, st.sampled_from([1, 2]), operations, st.lists(st.sampled_from(KINDS), min_size=1))
+def test_kept_runs_of_room_are_worked_out_afresh_after_every_change(limit, slices, ops, asked):
     """A node keeps its runs of room per demand across additions and removals (only the
     span that changed is worked out again): after each change they are what the whole
     timeline gives."""
-    infos = [node(i, 2, slices) for i in range(4)]
-    profile = Profile(infos, 0.0)
-    live: dict[int, dict[int, Item]] = {i: {} for i in range(4)}
-    for tl in profile.timelines:  # asked before any change: kept from the start
-        for demand in asked:
-            tl.first_room(demand, demand_key(demand))
-    for k, op in enumerate(ops):
-        apply(profile, live, k, op)
-        index = op[0]
-        tl = profile.timelines[index]
-        for demand in asked:
-            kept = tl.room[demand_key(demand)]
-            assert (kept[1], kept[2]) == tl.runs(demand), (demand, tl.times)
-            starts, ends = kept[1], kept[2]
-            # Maximal: no two runs touch, and each is a real one.
-            assert all(e < s for e, s in zip(ends, starts[1:], strict=False))
-            assert all(s < e for s, e in zip(starts, ends, strict=True))
+    with shared_up_to(limit):
+        infos = [node(i, 2, slices) for i in range(4)]
+        profile = Profile(infos, 0.0)
+        live: dict[int, dict[int, Item]] = {i: {} for i in range(4)}
+        for tl in profile.timelines:  # asked before any change: kept from the start
+            for demand in asked:
+                tl.first_room(demand, demand_key(demand))
+        for k, op in enumerate(ops):
+            apply(profile, live, k, op)
+            index = op[0]
+            tl = profile.timelines[index]
+            for demand in asked:
+                kept = tl.room[demand_key(demand)]
+                assert (kept[1], kept[2]) == tl.runs(demand), (demand, tl.times)
+                starts, ends = kept[1], kept[2]
+                # Maximal: no two runs touch, and each is a real one.
+                assert all(e < s for e, s in zip(ends, starts[1:], strict=False))
+                assert all(s < e for s, e in zip(starts, ends, strict=True))
 
 
 @settings(max_examples=200, deadline=None)
-@given(operations, st.lists(st.sampled_from(KINDS), min_size=1))
-def test_shapes_no_timeline_has_are_forgotten_with_their_answers(ops, asked):
+@given(limits, operations, st.lists(st.sampled_from(KINDS), min_size=1))
+def test_shapes_no_timeline_has_are_forgotten_with_their_answers(limit, ops, asked):
     """The shared answers are kept for the shapes timelines have now, not for every shape
     a node passed through (a long queue passes each node through hundreds)."""
-    profile = Profile([node(i, 2, 1) for i in range(4)], 0.0)
-    live: dict[int, dict[int, Item]] = {i: {} for i in range(4)}
-    shapes = profile.shapes
-    for k, op in enumerate(ops):
-        apply(profile, live, k, op)
-        for tl in profile.timelines:
-            for demand in asked:
-                tl.window(demand, demand_key(demand), 5.0, float(k % 20))
-        held = [tl.shape for tl in profile.timelines if tl.shape is not None]
-        assert set(shapes.ids.values()) == set(shapes.users) == set(held)
-        assert sum(shapes.users.values()) == len(held)
-        assert set(shapes.windows) <= set(held) and set(shapes.runs) <= set(held)
+    with shared_up_to(limit):
+        profile = Profile([node(i, 2, 1) for i in range(4)], 0.0)
+        live: dict[int, dict[int, Item]] = {i: {} for i in range(4)}
+        shapes = profile.shapes
+        for k, op in enumerate(ops):
+            apply(profile, live, k, op)
+            for tl in profile.timelines:
+                for demand in asked:
+                    tl.window(demand, demand_key(demand), 5.0, float(k % 20))
+            held = [tl.shape for tl in profile.timelines if tl.shape is not None]
+            assert set(shapes.keys) == set(shapes.users) == set(held)
+            looked_up = {shape for shape, key in shapes.keys.items() if key is not None}
+            assert set(shapes.ids.values()) == looked_up
+            assert sum(shapes.users.values()) == len(held)
+            assert set(shapes.windows) <= set(held) and set(shapes.runs) <= set(held)
 
 
 @settings(max_examples=150, deadline=None)
@@ -187,6 +206,7 @@ def mixed(index: int) -> NodeInfo:
 
 @settings(max_examples=300, deadline=None)
 @given(
+    limits,
     st.lists(
         st.tuples(
             st.integers(0, 7),  # node
@@ -215,62 +235,63 @@ def mixed(index: int) -> NodeInfo:
         max_size=8,
     ),
 )
-def test_grouped_search_is_the_per_node_search(ops, searches):
+def test_grouped_search_is_the_per_node_search(limit, ops, searches):
     """A group searching by shape (nodes of one shape asked once), one searching node by
     node (.nodes), and an uncached search find the same start and the same counts, across
     bookings and removals between searches (the groups follow them lazily)."""
-    infos = [mixed(i) for i in range(8)]
-    profile = Profile(infos, 0.0)
-    nodes = list(range(8))
-    live: dict[int, dict[int, Item]] = {i: {} for i in nodes}
-    steps = iter(searches * 5)
-    for k, (index, start, length, slot, cpu) in enumerate(ops):
-        items = live[index]
-        if slot == 4 and items:
-            profile.remove(index, min(items))
-            del items[min(items)]
-        elif slot != 4:
-            mask = (1 << slot) & infos[index].all_slots
-            item = Item(float(start), float(start + length), cpu, 1024, mask, k)
-            if any(
-                i.mask & item.mask and i.start < item.end and item.start < i.end
-                for i in items.values()
-            ):
-                item = item._replace(mask=0)
-            profile.add(index, k, item)
-            items[k] = item
-        step = next(steps, None)
-        if step is None:
-            continue
-        demand, duration, need, enough, horizon = step
-        key = demand_key(demand)
-        if ("nodes", demand) not in profile.groups:
-            profile.groups["nodes", demand] = first_rooms(profile, nodes, demand, key)
-        args = (profile, nodes, demand, float(duration), need, horizon)
-        search.SOLO = inf  # never node by node
-        try:
-            by_shape = earliest(*args, group=("shapes", demand), enough=enough)
-        finally:
-            search.SOLO = SOLO
-        by_node = earliest(*args, group=("nodes", demand), enough=enough)
-        # A group going node by node halfway (Group.first_rooms) carries on alike.
-        later = profile.groups.get(("later", demand))
-        if later is None:
-            profile.groups["later", demand] = Group(profile, nodes, demand, key)
-        elif isinstance(later, Group) and k % 2:
-            later.update(profile)
-            profile.groups["later", demand] = later.first_rooms()
-        assert earliest(*args, group=("later", demand), enough=enough) == by_node
-        fresh = earliest(*args, enough=enough)
-        assert by_shape == by_node  # the same start, the same nodes counted
-        # Uncached, the same start; the same counts but where the origin's count stopped
-        # early (which nodes it counted first depends on what the group has seen).
-        assert (fresh is None) == (by_shape is None)
-        if fresh is not None:
-            assert fresh.start == by_shape.start
-            if fresh.start > 0.0:
-                assert fresh == by_shape
-        _check_group(profile, profile.groups["shapes", demand])
+    with shared_up_to(limit):
+        infos = [mixed(i) for i in range(8)]
+        profile = Profile(infos, 0.0)
+        nodes = list(range(8))
+        live: dict[int, dict[int, Item]] = {i: {} for i in nodes}
+        steps = iter(searches * 5)
+        for k, (index, start, length, slot, cpu) in enumerate(ops):
+            items = live[index]
+            if slot == 4 and items:
+                profile.remove(index, min(items))
+                del items[min(items)]
+            elif slot != 4:
+                mask = (1 << slot) & infos[index].all_slots
+                item = Item(float(start), float(start + length), cpu, 1024, mask, k)
+                if any(
+                    i.mask & item.mask and i.start < item.end and item.start < i.end
+                    for i in items.values()
+                ):
+                    item = item._replace(mask=0)
+                profile.add(index, k, item)
+                items[k] = item
+            step = next(steps, None)
+            if step is None:
+                continue
+            demand, duration, need, enough, horizon = step
+            key = demand_key(demand)
+            if ("nodes", demand) not in profile.groups:
+                profile.groups["nodes", demand] = first_rooms(profile, nodes, demand, key)
+            args = (profile, nodes, demand, float(duration), need, horizon)
+            search.SOLO = inf  # never node by node
+            try:
+                by_shape = earliest(*args, group=("shapes", demand), enough=enough)
+            finally:
+                search.SOLO = SOLO
+            by_node = earliest(*args, group=("nodes", demand), enough=enough)
+            # A group going node by node halfway (Group.first_rooms) carries on alike.
+            later = profile.groups.get(("later", demand))
+            if later is None:
+                profile.groups["later", demand] = Group(profile, nodes, demand, key)
+            elif isinstance(later, Group) and k % 2:
+                later.update(profile)
+                profile.groups["later", demand] = later.first_rooms()
+            assert earliest(*args, group=("later", demand), enough=enough) == by_node
+            fresh = earliest(*args, enough=enough)
+            assert by_shape == by_node  # the same start, the same nodes counted
+            # Uncached, the same start; the same counts but where the origin's count stopped
+            # early (which nodes it counted first depends on what the group has seen).
+            assert (fresh is None) == (by_shape is None)
+            if fresh is not None:
+                assert fresh.start == by_shape.start
+                if fresh.start > 0.0:
+                    assert fresh == by_shape
+            _check_group(profile, profile.groups["shapes", demand])
 
 
 def _check_group(profile: Profile, group: Group) -> None:
