@@ -44,6 +44,16 @@ class Capable:
             )
         return self._capable[key]
 
+    def alike(self) -> Capable:
+        """A Capable of the same nodes that shares these answers (each asked once for both)
+        but holds no reference to this one."""
+        other = Capable()
+        other.infos = self.infos
+        other._capable, other._capable_sets, other._allowed = (
+            self._capable, self._capable_sets, self._allowed
+        )  # fmt: skip
+        return other
+
     def placeable(self, job: QueuedJob, alternative: Alternative) -> bool:
         """Whether the nodes allowed to the job could ever hold it on this spec, once idle."""
         return self.capable(job, alternative)[1] >= alternative.min_nodes

@@ -9,7 +9,6 @@ import gc
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from jobs.scheduling.capable import Capable
 from jobs.scheduling.core import BUDGET, COMPRESSIONS, OVERDUE, Schedule, order
 from jobs.scheduling.data import (
     Admission,
@@ -101,12 +100,11 @@ def _gated(result, queue, caps, used, rejoining, now):
     pass comes as submitted now (see :func:`_joined`). Gated in its first place instead, it
     took its team's room ahead of a job let in before it and promised a start meanwhile,
     and held that one back."""
-    # Its own answers of which nodes could hold a job, not the schedule's: the gate is kept
-    # in the schedule, and a method of the schedule kept there would make a cycle that only
-    # the collector frees (a pass's whole plan, held until then).
-    able = Capable()
-    able.infos = result.infos
-    return gate(order(_joined(list(queue), rejoining, now)), caps, used or {}, able.placeable)
+    # Its own Capable, sharing the schedule's answers, not a method of the schedule: the
+    # gate is kept in the schedule, and a method of the schedule kept there would make a
+    # cycle that only the collector frees (a pass's whole plan, held until then).
+    placeable = result.alike().placeable
+    return gate(order(_joined(list(queue), rejoining, now)), caps, used or {}, placeable)
 
 
 @without_gc
