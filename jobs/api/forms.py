@@ -3,6 +3,7 @@ given by name (``"image": "pytorch-2"``, ``"specs": ["a100-1"]``) as well as by 
 
 from __future__ import annotations
 
+import math
 import re
 
 from django import forms
@@ -62,6 +63,10 @@ def _plain(value):
         return [_plain(v) for v in value]
     if isinstance(value, str):
         return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON as Python reads it holds Infinity and NaN; a post holds text, and a choice's
+        # id of "inf" is refused as any other bad id is (a float one overflowed).
+        return str(value)
     return "" if value is None else value
 
 

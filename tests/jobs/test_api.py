@@ -234,6 +234,16 @@ def test_the_form_exports_what_was_typed_as_job_yaml_the_api_takes(
     assert again == fields
 
 
+@pytest.mark.parametrize("value", ["Infinity", "-Infinity", "NaN"])
+def test_a_choice_given_as_a_non_finite_number_is_refused(api, job_post, inventory, value):
+    """Python's JSON reads Infinity and NaN; as a choice's id they are a bad id (found by
+    the test below: an infinite float overflowed the database's integer)."""
+    body = json.dumps({**job_post(name="inf")})[:-1] + f', "algorithm": {value}}}'
+    answer = api.post("/api/v1/jobs", body, content_type="application/json")
+    assert answer.status_code == 422, answer.content[:300]
+    assert not Job.objects.exists()
+
+
 def test_any_json_body_gets_an_answer_never_a_5xx(api, job_post, inventory):
     """Hypothesis: job bodies with any JSON in any of the form's fields (and others), and
     bodies that are not mappings at all: 201, 400 or 422, never a 5xx, nothing half made."""
