@@ -37,6 +37,7 @@ from jobs.admission.state import (
 from jobs.admission.words import Names, admitted_borrowing
 from jobs.models import Phase
 from jobs.scheduling import passes
+from jobs.scheduling.profile import Profile
 from jobs.scheduling.quotas import Borrowed, borrowing
 from jobs.scheduling.settled import Digest
 from resources.models import Allocation, NodeSpec
@@ -114,6 +115,10 @@ _quiet: Quiet | None = None  # per process: another process's passes are not kno
 # The last pass's digest in this process: the next pass searches again only the jobs whose
 # reservation could move (jobs.scheduling.settled; any earlier digest is sound).
 _previous: Digest | None = None
+# The last pass's profile in this process: the next pass starts from it, changed where the
+# state did, rather than booking every running job and reservation afresh
+# (jobs.scheduling.warm; any earlier pass's profile is sound, the plan is the same).
+_profile: Profile | None = None
 
 
 def _still_quiet(now: float) -> Quiet | None:
@@ -126,7 +131,7 @@ def _still_quiet(now: float) -> Quiet | None:
 @passes.without_gc  # thousands of rows read and written: see passes.without_gc
 def run_pass(now: datetime | None = None) -> PassResult:
     """One admission pass; a no-op (``ran=False``) while another pass holds the lock."""
-    global _quiet, _previous
+    global _quiet, _previous, _profile
     if connection.in_atomic_block:
         raise RuntimeError("an admission pass commits as it goes: call it outside a transaction")
     if not _try_lock():
@@ -140,7 +145,8 @@ def run_pass(now: datetime | None = None) -> PassResult:
             return PassResult(ran=True, queued=quiet.queued, quiet=True)
         _quiet = None
         state, snapshot, last = load_consistent(now)
-        result = state.plan(passes.schedule, previous=_previous)
+        warm, _profile = _profile, None  # changed by the pass: of no use if it fails
+        result = state.plan(passes.schedule, previous=_previous, warm=warm)
         _previous = result.digest
         spec_names = dict(NodeSpec.objects.values_list("pk", "name"))
         own: list[str] = []  # the transactions that write this pass's decisions
@@ -153,6 +159,7 @@ def run_pass(now: datetime | None = None) -> PassResult:
             _quiet = Quiet(plan, len(state.queue), time.monotonic() + QUIET_SECONDS)
         plans.offer(result, seen(state, snapshot, last, result.reservations, plans.OVERDUE_SECONDS,
                               tuple(own)))  # fmt: skip
+        _profile = result.hand_over()  # once published: the plan is stored with it
         return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted))
     finally:
         translation.activate(language) if language else translation.deactivate()

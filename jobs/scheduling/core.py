@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from math import inf
 from operator import attrgetter
 
-from jobs.scheduling.booking import Booking
+from jobs.scheduling.booking import Booking, booked_items
 from jobs.scheduling.capable import Capable
 from jobs.scheduling.data import (
     Admission,
@@ -54,6 +54,7 @@ from jobs.scheduling.rebook import recommit_all
 from jobs.scheduling.rules import never_reason, rule_key, wait_reason
 from jobs.scheduling.search import Found, earliest, place
 from jobs.scheduling.settled import NO_TRACKER, Digest, NoTracker, Tracker
+from jobs.scheduling.warm import carried, forget_answers
 
 # A running job past its ends_at is being stopped (SPEC F7) but still holds its nodes: plan
 # as if it left this many seconds from now.
@@ -80,7 +81,7 @@ class Schedule(Capable):
 
     def __init__(
         self, nodes: Sequence[SchedNode], now: float, budget: int = BUDGET,
-        compressions: float = COMPRESSIONS,
+        compressions: float = COMPRESSIONS, warm: Profile | None = None,
     ):  # fmt: skip
         self.now, self.budget = now, budget
         self.compressions = compressions  # left in this pass
@@ -88,7 +89,12 @@ class Schedule(Capable):
         self.nodes = list(nodes)
         self.infos = [NodeInfo(i, n.state, n.pool, n.driver) for i, n in enumerate(nodes)]
         self.by_id = {info.id: info for info in self.infos}
-        self.profile = Profile(self.infos, now)
+        # ``warm``: the last pass's profile, to start from (see .warm). Until the kept
+        # reservations are booked, ``holding`` gathers the running jobs' replicas it must
+        # hold (None: the profile is made afresh, and they are booked as they come).
+        carried_over = carried(warm, self.infos, now)
+        self.profile = carried_over or Profile(self.infos, now)
+        self.holding: list[tuple[int, tuple, Item]] | None = None if carried_over is None else []
         self.timelines = self.profile.timelines
         self.running: list[tuple[int, Item]] = []
         self.order: list[QueuedJob] = []
@@ -142,8 +148,19 @@ class Schedule(Capable):
             info = self.by_id.get(node_id)
             if info is not None:  # a node taken out of scheduling holds nothing we plan on
                 item = Item(self.now, end, cpu, memory, to_mask(slots), job.id)
-                self.profile.add(info.index, (job.id, k), item)
+                if self.holding is None:
+                    self.profile.add(info.index, (job.id, k), item)
+                else:
+                    self.holding.append((info.index, (job.id, k), item))
                 self.running.append((info.index, item))
+
+    def hand_over(self) -> Profile:
+        """This pass's profile, for the next pass of this process to start from (``warm``):
+        it is changed there, so this schedule no longer has one."""
+        profile = self.profile
+        forget_answers(profile)
+        self.profile = self.timelines = None
+        return profile
 
     def run(
         self,
@@ -160,6 +177,7 @@ class Schedule(Capable):
         self.order = order(queue)
         self.keys = [job.queue_key for job in self.order]
         kept, unkept = recommit_all(self, committed, replay, None if replay else previous)
+        forget_answers(self.profile)  # searches start alike, carried over or not (.warm)
         for job in unkept:
             self._fresh(job)
         if not replay:
@@ -302,19 +320,16 @@ class Schedule(Capable):
         blockers.discard(job.id)
         return Booking(found.start, alternative, replicas, tuple(sorted(blockers)))
 
-    def _ending(self, t: float, indices: Iterable[int], timelines=None) -> set[int]:
+    def _ending(self, t: float, indices: Iterable[int]) -> set[int]:
         """Jobs with a replica ending at ``t`` on these nodes."""
-        timelines = self.timelines if timelines is None else timelines
         owners: set[int] = set()
         for index in indices:
-            owners.update(timelines[index].ends.get(t, ()))
+            owners.update(self.timelines[index].ends.get(t, ()))
         return owners
 
     def _insert(self, job: QueuedJob, booking: Booking) -> None:
-        demand, end = booking.alternative.demand, booking.start + job.duration
-        for k, (index, slots) in enumerate(booking.replicas):
-            item = Item(booking.start, end, demand.cpu, demand.memory, to_mask(slots), job.id)
-            self.profile.add(index, (job.id, k), item)
+        for index, key, item in booked_items(job, booking):
+            self.profile.add(index, key, item)
         self.bookings[job.id] = booking
 
     def _remove(self, job: QueuedJob, booking: Booking) -> None:
@@ -356,11 +371,12 @@ class Schedule(Capable):
             return Reservation(
                 job.id, position, None, None, None, (), never_reason(self.infos, job), ()
             )
-        demand = booking.alternative.demand
-        placements = tuple(
-            Placement(self.infos[index].id, demand.cpu, demand.memory, slots)
-            for index, slots in booking.replicas
-        )
+        demand, placements = booking.alternative.demand, booking.placements
+        if placements is None:
+            placements = tuple(
+                Placement(self.infos[index].id, demand.cpu, demand.memory, slots)
+                for index, slots in booking.replicas
+            )
         starts_now = booking.start == self.now
         return Reservation(
             job_id=job.id,

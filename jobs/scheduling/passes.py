@@ -17,6 +17,7 @@ from jobs.scheduling.data import (
     RunningJob,
     SchedNode,
 )
+from jobs.scheduling.profile import Profile
 from jobs.scheduling.quotas import Cap, gate
 from jobs.scheduling.settled import Digest
 
@@ -55,6 +56,7 @@ def schedule(
     caps: Sequence[Cap] = (),
     used: Mapping[int, int] | None = None,
     rejoining: frozenset[int] = frozenset(),
+    warm: Profile | None = None,
 ) -> Schedule:
     """One admission pass: reservations for every queued job and the admissions now.
 
@@ -66,8 +68,10 @@ def schedule(
     their projects hold now (``used``, by cap id, in eighths): jobs over one are held
     (jobs.scheduling.quotas), and only the others are planned; of those, the ones held in
     the last pass (``rejoining``) join the queue now, behind the promises made meanwhile.
+    ``warm``: an earlier pass's profile (``Schedule.hand_over``) to start from instead of
+    booking everything afresh; the plan is the same (jobs.scheduling.warm).
     """
-    result = Schedule(nodes, now, budget, compressions)
+    result = Schedule(nodes, now, budget, compressions, warm)
     for job in running:
         result.hold(job, overdue)
     result.quota = _gated(result, queue, caps, used, rejoining, now)

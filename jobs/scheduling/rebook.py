@@ -15,11 +15,12 @@ from collections.abc import Mapping
 from math import inf
 from typing import TYPE_CHECKING
 
-from jobs.scheduling.booking import Booking
+from jobs.scheduling.booking import Booking, booked_items
 from jobs.scheduling.data import QueuedJob, Reservation
 from jobs.scheduling.node_fit import to_mask
-from jobs.scheduling.profile import Item, Timeline
+from jobs.scheduling.profile import Item, Profile, Timeline
 from jobs.scheduling.settled import Digest, node_key
+from jobs.scheduling.warm import install
 
 if TYPE_CHECKING:
     from jobs.scheduling.core import Schedule
@@ -68,7 +69,7 @@ def recommit_all(
         else:
             walked = place
             break
-    if book_together(schedule, [(job, b) for _, job, b in held if b.start is not None]):
+    if book_all(schedule, [(job, b) for _, job, b in held if b.start is not None]):
         for _, job, booking in held:
             schedule.bookings[job.id] = booking
         schedule.deferred = set(deferred)
@@ -141,7 +142,7 @@ def as_settled(
     capable = schedule.capable_set(job, alternative)
     if any(index not in capable for index, _ in replicas):
         return None
-    return Booking(start, alternative, replicas, held.blockers)
+    return Booking(start, alternative, replicas, held.blockers, held.placements)
 
 
 def held_booking(schedule: Schedule, job: QueuedJob, held: Reservation) -> Booking | None:
@@ -172,7 +173,23 @@ def held_booking(schedule: Schedule, job: QueuedJob, held: Reservation) -> Booki
         ):
             return None
         replicas.append((info.index, tuple(placement.slots)))
-    return Booking(start, alternative, replicas, held.blockers)
+    return Booking(start, alternative, replicas, held.blockers, held.placements)
+
+
+def book_all(schedule: Schedule, held: list[tuple[QueuedJob, Booking]]) -> bool:
+    """Book these kept reservations beside the running jobs if they all fit; else book
+    none of them and say so. A schedule started from an earlier pass's profile (see
+    jobs.scheduling.warm) has only gathered its running jobs (``holding``): that profile is
+    brought to hold exactly them and these, else made afresh after all."""
+    if schedule.holding is not None:
+        holding, schedule.holding = schedule.holding, None
+        if install(schedule.profile, holding, held):
+            return True
+        schedule.profile = Profile(schedule.infos, schedule.now)  # carried in vain
+        schedule.timelines = schedule.profile.timelines
+        for index, key, item in holding:
+            schedule.profile.add(index, key, item)
+    return book_together(schedule, held)
 
 
 def book_together(schedule: Schedule, held: list[tuple[QueuedJob, Booking]]) -> bool:
@@ -180,10 +197,8 @@ def book_together(schedule: Schedule, held: list[tuple[QueuedJob, Booking]]) -> 
     holds already; else book nothing and say so."""
     per_node: dict[int, list[tuple[tuple[int, int], Item]]] = {}
     for job, booking in held:
-        demand, end = booking.alternative.demand, booking.start + job.duration
-        for k, (index, slots) in enumerate(booking.replicas):
-            item = Item(booking.start, end, demand.cpu, demand.memory, to_mask(slots), job.id)
-            per_node.setdefault(index, []).append(((job.id, k), item))
+        for index, key, item in booked_items(job, booking):
+            per_node.setdefault(index, []).append((key, item))
     timelines = schedule.timelines
     made = {}
     for index, items in per_node.items():

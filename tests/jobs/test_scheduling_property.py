@@ -174,7 +174,7 @@ def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=No
             use[2] |= set(held.slots)
     live = {job.id: (job, ends[job.id]) for job in running}
     waiting = {job.id: job for job in queue}
-    now, committed, promised, started, digest = 0.0, None, {}, {}, None
+    now, committed, promised, started, digest, carried = 0.0, None, {}, {}, None, None
     everyone = [*queue, *(job for _, job in arrivals)]
     for number in range(10_000):
         for at, job in arrivals:
@@ -194,8 +194,14 @@ def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=No
             )  # fmt: skip
             if compressions is None:  # else the digest lets the pass reach further
                 assert spared.reservations == result.reservations
-            result = spared
-        digest = result.digest
+            # Started from the last pass's profile (the worker's way), the plan is the same.
+            warmed = schedule(
+                nodes, [j for j, _ in live.values()], waiting.values(), now, committed,
+                previous=digest, warm=carried, **options,
+            )  # fmt: skip
+            assert warmed.reservations == spared.reservations
+            result = warmed
+        digest, carried = result.digest, result.hand_over()
         assert_feasible(nodes, [j for j, _ in live.values()], now, result, everyone)
         for job_id, reservation in result.reservations.items():
             promised.setdefault(job_id, reservation.start)

@@ -235,7 +235,17 @@ def test_the_digest_never_changes_the_plan(scenario, data, budget):
     committed = {j.id: first.reservations[j.id] for j in queue}
     spared = schedule(nodes, busy, queue, now, committed, previous=first.digest, **options)
     searched = schedule(nodes, busy, queue, now, committed, **options)
-    assert spared.reservations == searched.reservations
+    if spared.profile.cut_short or searched.profile.cut_short:
+        # A search the budget cut short appends the job where the nodes it walked fall
+        # idle, and which it walks first depends on what earlier searches of the pass
+        # learnt (a spared search learns nothing): such a plan may differ, but with or
+        # without the digest no promise moves later.
+        for plan in (spared, searched):
+            for job_id, was in committed.items():
+                now_at = plan.reservations[job_id].start
+                assert was.start is None or (now_at is not None and now_at <= max(was.start, now))
+    else:
+        assert spared.reservations == searched.reservations
     # And the digest that pass leaves serves the one after it alike.
     third = schedule(nodes, busy, queue, now, spared.reservations, previous=spared.digest)
     assert third.reservations == schedule(nodes, busy, queue, now, spared.reservations).reservations
