@@ -5,16 +5,15 @@ mix of the database benchmarks: one model, 8 boards a node, specs of 1-8 boards,
 a job), each size in a process of its own so that its peak memory is its own: the first
 pass, the next one given the first one's reservations, digest and profile (what the worker
 does every few seconds once something changed: see jobs.scheduling.warm), the one after a
-job more was submitted, the one after a running job ended early instead, the peak resident
-memory, and a draft's prediction from the plan. Each line names its target. The database's
-part of a pass (its writes, the skip of a pass when nothing changed) is in ``make bench
-BENCH_ARGS="admission prediction"``.
+job more was submitted, then the one after a running job ended early (each from the last
+one's profile), the peak resident memory, and a draft's prediction from the plan. Each line
+names its target. The database's part of a pass (its writes, the skip of a pass when
+nothing changed) is in ``make bench BENCH_ARGS="admission prediction"``.
 """
 
 from __future__ import annotations
 
 import json
-import pickle
 import random
 import resource
 import statistics
@@ -60,32 +59,28 @@ def measure(size: int) -> dict:
         times.append((time.perf_counter() - started) * 1000)
     times.sort()
     running, waiting = after(first, queued)
-    committed, digest, profile = first.reservations, first.digest, first.hand_over()
+    committed, digest, warm = first.reservations, first.digest, first.hand_over()
     del first
     started = time.perf_counter()
     second = passes.schedule(nodes, running, waiting, now, committed, previous=digest,
-                             warm=profile)  # fmt: skip
+                             warm=warm)  # fmt: skip
     next_s = time.perf_counter() - started
-    committed, digest = second.reservations, second.digest
-    # The two passes below start from that pass's profile alike: each from a copy of it.
-    profile = pickle.dumps(second.hand_over(), protocol=pickle.HIGHEST_PROTOCOL)
-    del second
     # A job more, submitted a second later at the normal priority: the end of the queue.
     newcomer = replace(
         uniform(NODES, 1, random.Random(7), now)[1][0], id=size + 1, priority=0,
         submitted_at=now + 1,
     )  # fmt: skip
-    warm = pickle.loads(profile)
+    waiting = [*waiting, newcomer]
     started = time.perf_counter()
-    passes.schedule(nodes, running, [*waiting, newcomer], now + 1, committed, previous=digest,
-                    warm=warm)  # fmt: skip
+    third = passes.schedule(nodes, running, waiting, now + 1, second.reservations,
+                            previous=second.digest, warm=second.hand_over())  # fmt: skip
     submitted_s = time.perf_counter() - started
-    # A running job ends early instead: the reservations behind it move earlier in a
-    # cascade, a pass taking its share of the searches (core.COMPRESSIONS).
-    warm = pickle.loads(profile)
+    del second
+    # Then a running job ends early: the reservations behind it move earlier in a cascade,
+    # a pass taking its share of the searches (core.COMPRESSIONS).
     started = time.perf_counter()
-    passes.schedule(nodes, running[1:], waiting, now + 60, committed, previous=digest,
-                    warm=warm)  # fmt: skip
+    passes.schedule(nodes, running[1:], waiting, now + 60, third.reservations,
+                    previous=third.digest, warm=third.hand_over())  # fmt: skip
     ended_s = time.perf_counter() - started
     return {
         "first": first_s,
