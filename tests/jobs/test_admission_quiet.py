@@ -32,9 +32,9 @@ def specs(db):
 
 @pytest.fixture(autouse=True)
 def _no_quiet_from_another_test():
-    db._quiet = db._previous = None
+    db._quiet = db._previous = db._profile = None
     yield
-    db._quiet = db._previous = None
+    db._quiet = db._previous = db._profile = None
 
 
 def queries_of_a_pass(**kwargs) -> tuple[db.PassResult, int]:
@@ -250,3 +250,52 @@ def test_a_pass_sends_only_the_standings_that_changed(alice, vision, specs):
     with connection.execute_wrapper(spy):
         run_pass()
     assert len(sent) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pass_starts_from_the_profile_the_last_one_left(alice, vision, specs, monkeypatch):
+    from jobs.scheduling import rebook
+
+    installs = []
+    install = rebook.install
+
+    def recorded(profile, holding, held):
+        installs.append((profile, install(profile, holding, held)))
+        return installs[-1][1]
+
+    monkeypatch.setattr(rebook, "install", recorded)
+    first = JobFactory(owner=alice, project=vision, name="first", nodes_asked=2,
+                       mode="pytorch", specs=[specs[8]])  # fmt: skip
+    waiting = JobFactory(owner=alice, project=vision, name="waiting", nodes_asked=2,
+                         mode="pytorch", specs=[specs[8]])  # fmt: skip
+    assert run_pass().admitted == [first.pk]
+    left = db._profile
+    assert left is not None and installs == []  # the process's first pass: made afresh
+    # A job more comes: the next pass starts from that profile, and plans as a fresh one.
+    JobFactory(owner=alice, project=vision, name="later", nodes_asked=1, mode="pytorch",
+               specs=[specs[4]])  # fmt: skip
+    assert run_pass().admitted == []
+    assert installs == [(left, True)] and db._profile is left
+    planned = dict(Job.objects.filter(phase=Phase.QUEUED).values_list("pk", "latest_start"))
+    db._profile = db._quiet = None  # planned afresh, in full
+    run_pass()
+    assert dict(Job.objects.filter(phase=Phase.QUEUED).values_list("pk", "latest_start")) == (
+        planned
+    )
+    assert waiting.pk in planned
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pass_that_fails_leaves_no_profile_behind(alice, vision, specs, monkeypatch):
+    JobFactory(owner=alice, project=vision, name="first", nodes_asked=2, mode="pytorch",
+               specs=[specs[8]])  # fmt: skip
+    run_pass()
+    assert db._profile is not None
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("the pass broke")
+
+    monkeypatch.setattr(db, "record", fail)
+    with pytest.raises(RuntimeError):
+        run_pass()
+    assert db._profile is None  # changed by the failed pass: the next one books afresh
