@@ -233,8 +233,11 @@ def given_back(previous: Digest, schedule: Schedule) -> list[tuple[int, float, f
         if held == items:
             continue
         for key, old in items.items():
+            if old.end <= now:
+                continue
             new = held.get(key)
-            if old.end > now and (new is None or not _covers(new, old, now)):
+            # Most are the same item (a kept reservation): equal tuples compare in C.
+            if new is None or (new != old and not _covers(new, old, now)):
                 freed.append((info.index, old.start, old.end))
     return freed
 
