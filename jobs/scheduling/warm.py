@@ -40,8 +40,7 @@ def carried(profile: Profile | None, infos: Sequence[NodeInfo], now: float) -> P
         tl.info = info
         if now > tl.times[0]:
             _advance(tl, now)
-    profile.origin = now
-    forget_answers(profile)
+    profile.origin = now  # what searches learnt went at hand-over (Schedule.hand_over)
     return profile
 
 
@@ -52,7 +51,7 @@ def _same(old: NodeInfo, new: NodeInfo) -> bool:
 def _advance(tl: Timeline, now: float) -> None:
     """The timeline from ``now`` on, as a pass at ``now`` books it: items ended by then
     gone, those begun before it beginning then, no segment before it."""
-    tl.room.clear()  # worked out again when asked (forget_answers clears them anyway)
+    tl.room.clear()  # empty after a hand-over; else removals would keep runs up to date
     for key in [key for key, item in tl.items.items() if item.end <= now]:
         tl.remove(key)
     bounds, items = tl.bounds, tl.items
