@@ -160,7 +160,7 @@ class Gate:
         if self.never(job):
             return job
         alternatives = []
-        for alternative in job.alternatives:
+        for alternative in self._possible(job):
             fit = self._fits(job, alternative)
             if fit >= alternative.min_nodes:
                 alternatives.append(replace(alternative, nodes=min(fit, alternative.nodes)))
@@ -170,12 +170,22 @@ class Gate:
             return job
         return replace(job, alternatives=tuple(alternatives))
 
+    def _possible(self, job: QueuedJob) -> list[Alternative]:
+        """The job's specs some node could ever hold. A spec none could is no way in: let
+        in on it alone (its other specs over a cap), the job said it could never start, and
+        once its team had room again it came ahead of promises made meanwhile as if it had
+        been planned all along."""
+        placeable = self.placeable
+        if placeable is None:
+            return list(job.alternatives)
+        return [a for a in job.alternatives if placeable(job, a)]
+
     def _why(self, job: QueuedJob) -> tuple[Cap | None, HeldForQuota]:
         """The cap that holds a job no spec of which fits, and why. The cap is None when
         every spec asks more than some maximum at its smallest: the job could never start,
         and holds nobody else back."""
         blocking = []
-        for alternative in job.alternatives:
+        for alternative in self._possible(job):
             n = per_node(alternative) * alternative.min_nodes
             for cap in self.over(job):
                 if n and cap.covers(job.project, alternative, job.pool):

@@ -293,6 +293,25 @@ def simulate_with_caps(nodes, running, ends, queue, runtimes, caps, project):
     return promised, started, waiting
 
 
+def test_a_spec_no_node_could_ever_hold_lets_nobody_in_past_a_cap():
+    """Two specs: one of a model no node has, one under vision's cap, which is full. The
+    job is held at the cap, not let in on the spec it can never start on: planned that way,
+    it said "can never start" and, once vision had room, came ahead of the promises made
+    while it waited (found by the simulation below)."""
+    nodes = [SchedNode(NodeState(1, "a", 64000, 65536, 2, 1, GPU))]
+    nowhere, here = Demand(1000, 1024, boards=1, model=OTHER), Demand(1000, 1024, boards=1,
+                                                                     model=GPU)  # fmt: skip
+    both = replace(job(1), alternatives=(Alternative(10, nowhere, 1), Alternative(11, here, 1)))
+    result = schedule(nodes, [], [both], 0.0, caps=[cap(1, 1)], used={1: EIGHTHS})
+    assert result.quota.held[1] == HeldForQuota("vision", GPU, None, 8, 8, 8)
+    assert not result.quota.held[1].never
+    assert result.quota.holds(both) is not None  # a draft like it is told the same
+    # With room under the cap, it is planned on the spec it can start on.
+    free = schedule(nodes, [], [both], 0.0, caps=[cap(1, 1)], used={})
+    assert [a.spec_id for a in free.quota.plannable[0].alternatives] == [11]
+    assert free.reservations[1].start == 0.0
+
+
 def test_a_job_no_node_could_ever_hold_takes_nothing_of_its_cap():
     """Vision may hold 4 boards; its first job asks 4 on one node, but no node has 4: it can
     never start, and says so. Counted, it took vision's whole maximum and held the next job
