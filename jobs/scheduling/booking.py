@@ -21,6 +21,9 @@ class Booking:
     # The placements of the reservation it was kept from, which its replicas are (a pass
     # re-books a long queue's reservations: made again, they were a tenth of its time).
     placements: tuple | None = None
+    # Its spec and replicas by node id (settled.booking_key), once worked out: they never
+    # change, its start may (core.Schedule._settle).
+    where: tuple | None = None
 
 
 def booked_items(job: QueuedJob, booking: Booking) -> Iterator[tuple[int, tuple[int, int], Item]]:

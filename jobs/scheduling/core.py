@@ -54,7 +54,7 @@ from jobs.scheduling.rebook import recommit_all
 from jobs.scheduling.rules import never_reason, rule_key, wait_reason
 from jobs.scheduling.search import Found, earliest, place
 from jobs.scheduling.settled import NO_TRACKER, Digest, NoTracker, Tracker
-from jobs.scheduling.warm import carried, forget_answers
+from jobs.scheduling.warm import carried, forget_answers, left_with
 
 # A running job past its ends_at is being stopped (SPEC F7) but still holds its nodes: plan
 # as if it left this many seconds from now.
@@ -82,6 +82,7 @@ class Schedule(Capable):
     def __init__(
         self, nodes: Sequence[SchedNode], now: float, budget: int = BUDGET,
         compressions: float = COMPRESSIONS, warm: Profile | None = None,
+        previous: Digest | None = None,
     ):  # fmt: skip
         self.now, self.budget = now, budget
         self.compressions = compressions  # left in this pass
@@ -92,6 +93,8 @@ class Schedule(Capable):
         # ``warm``: the last pass's profile, to start from (see .warm). Until the kept
         # reservations are booked, ``holding`` gathers the running jobs' replicas it must
         # hold (None: the profile is made afresh, and they are booked as they come).
+        # ``as_left``: it is the profile the pass that left ``previous`` ended with.
+        self.as_left = left_with(warm, previous)
         carried_over = carried(warm, self.infos, now)
         self.profile = carried_over or Profile(self.infos, now)
         self.holding: list[tuple[int, tuple, Item]] | None = None if carried_over is None else []

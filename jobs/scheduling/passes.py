@@ -71,7 +71,7 @@ def schedule(
     ``warm``: an earlier pass's profile (``Schedule.hand_over``) to start from instead of
     booking everything afresh; the plan is the same (jobs.scheduling.warm).
     """
-    result = Schedule(nodes, now, budget, compressions, warm)
+    result = Schedule(nodes, now, budget, compressions, warm, previous)
     for job in running:
         result.hold(job, overdue)
     result.quota = _gated(result, queue, caps, used, rejoining, now)

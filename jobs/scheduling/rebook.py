@@ -45,6 +45,7 @@ def recommit_all(
     the promises behind it: they are planned afresh, as SPEC Q2 and Q4 say."""
     held: list[tuple[int, QueuedJob, Booking]] = []  # (place in the queue, job, booking)
     unkept: list[QueuedJob] = []
+    in_place: set[int] = set()  # kept as the carried profile holds them (see .warm.install)
     same = unchanged_nodes(schedule, previous)
     walked, deferred_class, deferred = len(schedule.order), None, {}
     behind = None if replay else _promised_behind(schedule.order, committed)
@@ -55,8 +56,7 @@ def recommit_all(
         reservation = committed.get(job.id)
         booking = None
         if reservation is not None:
-            booking = as_settled(schedule, job, reservation, previous, same)
-            booking = booking or held_booking(schedule, job, reservation)
+            booking = _kept(schedule, job, reservation, previous, same, in_place)
         if booking is not None:
             held.append((place, job, booking))
         elif replay:
@@ -69,7 +69,7 @@ def recommit_all(
         else:
             walked = place
             break
-    if book_all(schedule, [(job, b) for _, job, b in held if b.start is not None]):
+    if book_all(schedule, [(job, b) for _, job, b in held if b.start is not None], in_place):
         for _, job, booking in held:
             schedule.bookings[job.id] = booking
         schedule.deferred = set(deferred)
@@ -86,6 +86,18 @@ def recommit_all(
         unkept.sort(key=lambda job: job.queue_key)
     schedule.deferred = {job_id for job_id, place in deferred.items() if place < walked}
     return walked, unkept
+
+
+def _kept(schedule, job, reservation, previous, same, in_place: set[int]) -> Booking | None:
+    """The booking a reservation stands for, if still valid (:func:`as_settled`, else
+    :func:`held_booking`). A settled one still to start, in the profile the pass that
+    settled it left (``schedule.as_left``), is there as it is: it joins ``in_place``."""
+    booking = as_settled(schedule, job, reservation, previous, same)
+    if booking is None:
+        return held_booking(schedule, job, reservation)
+    if schedule.as_left and booking.start == reservation.start:
+        in_place.add(job.id)
+    return booking
 
 
 def job_class(job: QueuedJob) -> tuple:
@@ -142,7 +154,7 @@ def as_settled(
     capable = schedule.capable_set(job, alternative)
     if any(index not in capable for index, _ in replicas):
         return None
-    return Booking(start, alternative, replicas, held.blockers, held.placements)
+    return Booking(start, alternative, replicas, held.blockers, held.placements, (held.spec_id, at))
 
 
 def held_booking(schedule: Schedule, job: QueuedJob, held: Reservation) -> Booking | None:
@@ -176,14 +188,17 @@ def held_booking(schedule: Schedule, job: QueuedJob, held: Reservation) -> Booki
     return Booking(start, alternative, replicas, held.blockers, held.placements)
 
 
-def book_all(schedule: Schedule, held: list[tuple[QueuedJob, Booking]]) -> bool:
+def book_all(
+    schedule: Schedule, held: list[tuple[QueuedJob, Booking]], in_place: set[int] | None = None
+) -> bool:
     """Book these kept reservations beside the running jobs if they all fit; else book
     none of them and say so. A schedule started from an earlier pass's profile (see
     jobs.scheduling.warm) has only gathered its running jobs (``holding``): that profile is
-    brought to hold exactly them and these, else made afresh after all."""
+    brought to hold exactly them and these (of which ``in_place`` it holds as they are),
+    else made afresh after all."""
     if schedule.holding is not None:
         holding, schedule.holding = schedule.holding, None
-        if install(schedule.profile, holding, held):
+        if install(schedule.profile, holding, held, frozenset(in_place or ())):
             return True
         schedule.profile = Profile(schedule.infos, schedule.now)  # carried in vain
         schedule.timelines = schedule.profile.timelines

@@ -79,9 +79,12 @@ class Digest:
 
 def booking_key(schedule: Schedule, booking: Booking) -> tuple:
     """A booking by what outlives the pass: (start, spec, ((node id, slots), ...))."""
-    infos = schedule.infos
-    replicas = tuple((infos[index].id, slots) for index, slots in booking.replicas)
-    return (booking.start, booking.alternative.spec_id, replicas)
+    where = booking.where
+    if where is None:
+        infos = schedule.infos
+        replicas = tuple((infos[index].id, slots) for index, slots in booking.replicas)
+        where = booking.where = (booking.alternative.spec_id, replicas)
+    return (booking.start, *where)
 
 
 class Tracker:

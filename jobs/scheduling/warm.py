@@ -26,6 +26,7 @@ from jobs.scheduling.booking import Booking, booked_items
 from jobs.scheduling.data import QueuedJob
 from jobs.scheduling.node_fit import NodeInfo
 from jobs.scheduling.profile import Item, Profile, Timeline
+from jobs.scheduling.settled import Digest
 from jobs.scheduling.shapes import Shapes
 
 
@@ -42,6 +43,23 @@ def carried(profile: Profile | None, infos: Sequence[NodeInfo], now: float) -> P
             _advance(tl, now)
     profile.origin = now  # what searches learnt went at hand-over (Schedule.hand_over)
     return profile
+
+
+def left_with(profile: Profile | None, digest: Digest | None) -> bool:
+    """Whether ``profile``, not yet carried, is the one the pass that left ``digest`` ended
+    with: it holds every item the digest noted and no other (a worker keeps both from its
+    last pass, and the digest's items are the profile's own objects, so this costs a
+    reference comparison an item). A kept
+    reservation that digest held settled and that is still to start is then in it as it is
+    (see :func:`install`)."""
+    if profile is None or digest is None:
+        return False
+    items = digest.items
+    return (
+        digest.now == profile.origin
+        and len(items) == len(profile.timelines)
+        and all(items.get(tl.info.id) == tl.items for tl in profile.timelines)
+    )
 
 
 def _same(old: NodeInfo, new: NodeInfo) -> bool:
@@ -76,24 +94,29 @@ def install(
     profile: Profile,
     holding: list[tuple[int, tuple, Item]],
     held: list[tuple[QueuedJob, Booking]],
+    in_place: frozenset[int] = frozenset(),
 ) -> bool:
     """Make every node hold exactly the running jobs' replicas (``holding``: node index,
     key, item) and the kept reservations ``held``, as a pass booking them afresh would:
     False (the profile then half changed, of no further use) where one does not fit beside
-    the others."""
+    the others. ``in_place``: jobs of ``held`` whose items the profile holds as they are
+    (see ``rebook.recommit_all``): a long queue's items are not made again to be compared."""
     wanted: dict[int, dict[object, Item]] = {}
     for index, key, item in holding:
         wanted.setdefault(index, {})[key] = item
     for job, booking in held:
-        for index, key, item in booked_items(job, booking):
-            wanted.setdefault(index, {})[key] = item
+        if job.id not in in_place:
+            for index, key, item in booked_items(job, booking):
+                wanted.setdefault(index, {})[key] = item
     empty: dict[object, Item] = {}
     for index, tl in enumerate(profile.timelines):
         want = wanted.get(index, empty)
         have = tl.items
         if have == want:
             continue
-        for key in [key for key, item in have.items() if want.get(key) != item]:
+        gone = [key for key, item in have.items()
+                if key[0] not in in_place and want.get(key) != item]  # fmt: skip
+        for key in gone:
             profile.remove(index, key)
         info = tl.info
         for key, item in want.items():

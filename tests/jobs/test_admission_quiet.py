@@ -256,11 +256,12 @@ def test_a_pass_sends_only_the_standings_that_changed(alice, vision, specs):
 def test_a_pass_starts_from_the_profile_the_last_one_left(alice, vision, specs, monkeypatch):
     from jobs.scheduling import rebook
 
-    installs = []
+    installs, kept = [], []
     install = rebook.install
 
-    def recorded(profile, holding, held):
-        installs.append((profile, install(profile, holding, held)))
+    def recorded(profile, holding, held, in_place=frozenset()):
+        kept.append(set(in_place))
+        installs.append((profile, install(profile, holding, held, in_place)))
         return installs[-1][1]
 
     monkeypatch.setattr(rebook, "install", recorded)
@@ -276,6 +277,9 @@ def test_a_pass_starts_from_the_profile_the_last_one_left(alice, vision, specs, 
                specs=[specs[4]])  # fmt: skip
     assert run_pass().admitted == []
     assert installs == [(left, True)] and db._profile is left
+    # The waiting job's reservation, read back from its row, is the one the profile holds:
+    # left there as it is, not booked again.
+    assert kept == [{waiting.pk}]
     planned = dict(Job.objects.filter(phase=Phase.QUEUED).values_list("pk", "latest_start"))
     db._profile = db._quiet = None  # planned afresh, in full
     run_pass()

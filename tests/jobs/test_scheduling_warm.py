@@ -44,6 +44,9 @@ def test_a_pass_from_the_last_profile_plans_what_a_fresh_one_plans(scenario, dat
                     **options)  # fmt: skip
     assert warm.reservations == fresh.reservations
     assert warm.admissions == fresh.admissions
+    # Item for item: what the carried profile was left holding as it was (install's
+    # ``in_place``) is what the fresh pass booked.
+    assert [tl.items for tl in warm.timelines] == [tl.items for tl in fresh.timelines]
     # And the profile that pass leaves serves the one after it alike.
     later = now + data.draw(st.sampled_from([0.0, 0.5, 5.0]))
     third = schedule(nodes, busy, queue, later, warm.reservations, previous=warm.digest,
@@ -53,13 +56,16 @@ def test_a_pass_from_the_last_profile_plans_what_a_fresh_one_plans(scenario, dat
     assert third.reservations == again.reservations
 
 
-def _installs(monkeypatch) -> list[bool]:
-    """What each carried profile's install answered (True: it served the pass)."""
+def _installs(monkeypatch, in_place: list | None = None) -> list[bool]:
+    """What each carried profile's install answered (True: it served the pass); the jobs
+    it was told the profile holds as they are go to ``in_place``."""
     answers = []
     install = rebook.install
 
-    def recorded(profile, holding, held):
-        answers.append(install(profile, holding, held))
+    def recorded(profile, holding, held, kept=frozenset()):
+        if in_place is not None:
+            in_place.append(set(kept))
+        answers.append(install(profile, holding, held, kept))
         return answers[-1]
 
     monkeypatch.setattr(rebook, "install", recorded)
@@ -84,6 +90,32 @@ def test_the_carried_profile_serves_the_next_pass(monkeypatch):
     assert then.reservations == fresh.reservations
     # The jobs the first running one's end let start now start in both.
     assert then.admissions and then.admissions == fresh.admissions
+
+
+def test_kept_reservations_still_to_start_are_left_in_the_profile_as_they_are(monkeypatch):
+    """The next pass of a worker, nothing changed but the jobs it admitted now running: the
+    settled reservations are not booked again, and the profile is the one a fresh pass
+    makes, item for item."""
+    nodes, busy, queue = _busy_cluster()
+    first = schedule(nodes, busy, queue, 0.0)
+    settled = set(first.digest.settled)
+    assert settled, "the scenario keeps reservations settled"
+    busy, queue = _admitted_run(first, queue, busy)
+    in_place: list = []
+    answers = _installs(monkeypatch, in_place)
+    then = schedule(nodes, busy, queue, 0.0, first.reservations, previous=first.digest,
+                    warm=first.hand_over())  # fmt: skip
+    assert answers == [True] and in_place == [settled]
+    fresh = schedule(nodes, busy, queue, 0.0, first.reservations, previous=first.digest)
+    assert then.reservations == fresh.reservations
+    assert [tl.items for tl in then.timelines] == [tl.items for tl in fresh.timelines]
+    # A profile that holds other items than that pass left (here: another pass's, with a
+    # job less running) is booked in full: nothing is taken as being in it.
+    other = schedule(nodes, busy[1:], queue, 0.0, first.reservations)
+    in_place.clear()
+    schedule(nodes, busy, queue, 0.0, then.reservations, previous=then.digest,
+             warm=other.hand_over())  # fmt: skip
+    assert in_place == [set()]
 
 
 def test_a_job_running_where_a_kept_reservation_was_books_afresh(monkeypatch):
