@@ -312,14 +312,38 @@ def django_db_setup(django_db_setup, django_db_blocker, worker_id):
     from its id (jobs.launch.port_for), and the local backend's jobs of both test processes
     share this machine: two TensorFlow jobs with one id, one in each process's database,
     would both listen on one port, and the second could not start."""
-    if worker_id.startswith("gw"):
-        from django.db import connection
+    from django.db import connection
 
+    if worker_id.startswith("gw"):
         with django_db_blocker.unblock(), connection.cursor() as cursor:
             cursor.execute(
                 "SELECT setval(pg_get_serial_sequence('jobs_job', 'id'), %s)",
                 [1 + int(worker_id[2:]) * ID_SPACING],
             )
+    yield
+    with django_db_blocker.unblock():
+        _end_other_sessions(connection)
+
+
+def _end_other_sessions(connection, only: list[int] | None = None) -> None:
+    """End what is still connected to the test database before it is dropped (``only``:
+    those sessions): a thread of a test (a server's, a worker's) may leave its connection
+    open when it ends, and the drop then failed ("is being accessed by other users"),
+    leaving the database behind for the next run. Each one ended is named in a warning,
+    with the last statement it ran."""
+    import warnings
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid), application_name, left(query, 120) "
+            "FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND (%s::int[] IS NULL OR pid = ANY(%s::int[]))",
+            [only, only],
+        )
+        for _ended, application, query in cursor.fetchall():
+            warnings.warn(f"a session left open ({application or 'no name'}): {query}",
+                          stacklevel=1)  # fmt: skip
+    connection.close()
 
 
 # Half of the ports' cycle (PORT_RANGE): two test processes' jobs stay apart as long as
