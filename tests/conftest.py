@@ -16,7 +16,7 @@ from django.utils import translation
 
 from console.models import Role
 from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
-from tests.helpers import live_session
+from tests.helpers import end_other_sessions, live_session
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
 from tests.resources.test_local_runner_helpers import running
 
@@ -322,28 +322,7 @@ def django_db_setup(django_db_setup, django_db_blocker, worker_id):
             )
     yield
     with django_db_blocker.unblock():
-        _end_other_sessions(connection)
-
-
-def _end_other_sessions(connection, only: list[int] | None = None) -> None:
-    """End what is still connected to the test database before it is dropped (``only``:
-    those sessions): a thread of a test (a server's, a worker's) may leave its connection
-    open when it ends, and the drop then failed ("is being accessed by other users"),
-    leaving the database behind for the next run. Each one ended is named in a warning,
-    with the last statement it ran."""
-    import warnings
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_terminate_backend(pid), application_name, left(query, 120) "
-            "FROM pg_stat_activity WHERE datname = current_database() "
-            "AND pid <> pg_backend_pid() AND (%s::int[] IS NULL OR pid = ANY(%s::int[]))",
-            [only, only],
-        )
-        for _ended, application, query in cursor.fetchall():
-            warnings.warn(f"a session left open ({application or 'no name'}): {query}",
-                          stacklevel=1)  # fmt: skip
-    connection.close()
+        end_other_sessions(connection)
 
 
 # Half of the ports' cycle (PORT_RANGE): two test processes' jobs stay apart as long as

@@ -12,6 +12,7 @@ one, which finds the first that does not. Both book the same (property-tested).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from math import inf
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,7 @@ from jobs.scheduling.data import QueuedJob, Reservation
 from jobs.scheduling.node_fit import to_mask
 from jobs.scheduling.profile import Item, Profile, Timeline
 from jobs.scheduling.settled import Digest, node_key
-from jobs.scheduling.warm import install
+from jobs.scheduling.warm import EMPTY, install
 
 if TYPE_CHECKING:
     from jobs.scheduling.core import Schedule
@@ -189,7 +190,7 @@ def held_booking(schedule: Schedule, job: QueuedJob, held: Reservation) -> Booki
 
 
 def book_all(
-    schedule: Schedule, held: list[tuple[QueuedJob, Booking]], in_place: set[int] | None = None
+    schedule: Schedule, held: list[tuple[QueuedJob, Booking]], in_place: AbstractSet[int] = EMPTY
 ) -> bool:
     """Book these kept reservations beside the running jobs if they all fit; else book
     none of them and say so. A schedule started from an earlier pass's profile (see
@@ -198,7 +199,7 @@ def book_all(
     else made afresh after all."""
     if schedule.holding is not None:
         holding, schedule.holding = schedule.holding, None
-        if install(schedule.profile, holding, held, frozenset(in_place or ())):
+        if install(schedule.profile, holding, held, in_place):
             return True
         schedule.profile = Profile(schedule.infos, schedule.now)  # carried in vain
         schedule.timelines = schedule.profile.timelines

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from jobs.scheduling.booking import Booking, booked_items
 from jobs.scheduling.data import QueuedJob
@@ -28,6 +29,8 @@ from jobs.scheduling.node_fit import NodeInfo
 from jobs.scheduling.profile import Item, Profile, Timeline
 from jobs.scheduling.settled import Digest
 from jobs.scheduling.shapes import Shapes
+
+EMPTY: frozenset[int] = frozenset()
 
 
 def carried(profile: Profile | None, infos: Sequence[NodeInfo], now: float) -> Profile | None:
@@ -49,9 +52,8 @@ def left_with(profile: Profile | None, digest: Digest | None) -> bool:
     """Whether ``profile``, not yet carried, is the one the pass that left ``digest`` ended
     with: it holds every item the digest noted and no other (a worker keeps both from its
     last pass, and the digest's items are the profile's own objects, so this costs a
-    reference comparison an item). A kept
-    reservation that digest held settled and that is still to start is then in it as it is
-    (see :func:`install`)."""
+    reference comparison an item). A kept reservation that digest held settled and that is
+    still to start is then in it as it is (see :func:`install`)."""
     if profile is None or digest is None:
         return False
     items = digest.items
@@ -94,7 +96,7 @@ def install(
     profile: Profile,
     holding: list[tuple[int, tuple, Item]],
     held: list[tuple[QueuedJob, Booking]],
-    in_place: frozenset[int] = frozenset(),
+    in_place: AbstractSet[int] = EMPTY,
 ) -> bool:
     """Make every node hold exactly the running jobs' replicas (``holding``: node index,
     key, item) and the kept reservations ``held``, as a pass booking them afresh would:

@@ -1,5 +1,5 @@
 """The suite's own teardown: a session a test's thread left open never keeps the test
-database from being dropped (tests/conftest.py, ``_end_other_sessions``)."""
+database from being dropped (``end_other_sessions`` in tests/helpers.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection, connections
 
-from tests.conftest import _end_other_sessions
+from tests.helpers import end_other_sessions
 
 
 @pytest.mark.django_db(transaction=True)
@@ -33,7 +33,7 @@ def test_a_session_left_open_by_a_thread_is_ended_and_named():
         assert cursor.fetchone()[0] == 1
     # Only that session: the rest of this test process's (its servers') stay connected.
     with pytest.warns(UserWarning, match='a session left open .*FROM "auth_user"'):
-        _end_other_sessions(connection, only=pids)
+        end_other_sessions(connection, only=pids)
     for _ in range(100):  # a terminated backend leaves the view once it has exited
         with connection.cursor() as cursor:  # this one reconnects
             cursor.execute(alive, pids)
