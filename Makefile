@@ -29,7 +29,7 @@ done; exit 1
 endef
 NODE_STAMP := frontend/node_modules/.installed
 
-.PHONY: run test test-k8s lint bench install clean messages
+.PHONY: run test test-k8s lint bench install clean messages screenshots
 
 $(STAMP): pyproject.toml cli/pyproject.toml
 	@base=$$($(FIND_PYTHON)) || { echo "error: no Python 3.12 or newer found (PATH, then pyenv)"; exit 1; }; \
@@ -78,6 +78,11 @@ test: lint
 # The Kubernetes flow against a real cluster (KUBECONFIG; see docs/kubernetes.md).
 test-k8s: install
 	$(PY) -m pytest tests/k8s_real -rs $(PYTEST_ARGS)
+
+# The browser tests with their screenshots (test-artifacts/screenshots/), to look at the
+# pages: `make test` leaves them out, they cost the suite a minute and a half.
+screenshots: install
+	SCREENSHOTS=1 $(PY) -m pytest tests/browser -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 bench: install
 	$(PY) -m tests.bench $(BENCH_ARGS)

@@ -4,22 +4,19 @@ desktop and phone widths), against the fake API server over TLS."""
 from __future__ import annotations
 
 import re
-import tempfile
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 
 from resources.models import Cluster
-from tests.browser.conftest import sized_tab
+from tests.browser.conftest import SCREENSHOTS, save_shot, sized_tab
 from tests.resources.cluster_helpers import certificate, with_tls
 from tests.resources.factories import ResourcePoolFactory
 from tests.resources.k8s_fake import TOKEN, FakeKubernetes, node
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# Screenshots to look at, outside the repository.
-SHOTS = Path(tempfile.gettempdir()) / "console-screenshots" / "clusters"
+SHOTS = SCREENSHOTS / "clusters"
 
 
 @pytest.fixture
@@ -45,12 +42,11 @@ def tab(request, chromium, live_server):
 
 def shot(tab, what: str, part: str = "") -> None:
     """The whole page, or only ``part`` (a selector), to look at closely."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{what}-{tab.name}.png"
     if part:
-        tab.page.locator(part).screenshot(path=path, caret="initial")
+        save_shot(tab.page.locator(part), path)
     else:
-        tab.page.screenshot(path=path, full_page=True, caret="initial")
+        save_shot(tab.page, path, full_page=True)
 
 
 def visible(tab, selector: str) -> bool:

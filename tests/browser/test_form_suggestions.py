@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from resources.models import Image
-from tests.browser.conftest import SCREENSHOTS, logged_in
+from tests.browser.conftest import SCREENSHOTS, logged_in, save_shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -48,7 +48,7 @@ def shoot(page, name: str) -> None:
     """The whole page, and the Code section alone (where the box is) to read it closely."""
     page.shot(name)
     code = page.page.locator("section[aria-labelledby=code-heading]")
-    code.screenshot(path=SCREENSHOTS / f"{name}-code.png", caret="initial")
+    save_shot(code, SCREENSHOTS / f"{name}-code.png")
 
 
 def test_tf_samples_suggested_launch_in_english_and_chinese(page, demo):
