@@ -150,25 +150,29 @@ class Gate:
         """No node could ever hold the job on any of its specs: it passes the gate taking
         nothing of any cap, and the plan says why it can never start. Counted, it held its
         team's later jobs back for boards it would never use."""
-        placeable = self.placeable
-        return placeable is not None and not any(placeable(job, a) for a in job.alternatives)
+        return not self._possible(job)
 
     def fitted(self, job: QueuedJob) -> QueuedJob | None:
         """The job on the specs that fit its caps now, an elastic one on as many nodes as
         they have room for (at least its minimum); None when no spec fits. A job no node
         could ever hold passes as it is (see :meth:`never`)."""
-        if self.never(job):
-            return job
+        return self._fitted(job)[0]
+
+    def _fitted(self, job: QueuedJob) -> tuple[QueuedJob | None, bool]:
+        """:meth:`fitted`, and :meth:`never` (one look at where the specs could go)."""
+        possible = self._possible(job)
+        if not possible:
+            return job, True
         alternatives = []
-        for alternative in self._possible(job):
+        for alternative in possible:
             fit = self._fits(job, alternative)
             if fit >= alternative.min_nodes:
                 alternatives.append(replace(alternative, nodes=min(fit, alternative.nodes)))
         if not alternatives:
-            return None
+            return None, False
         if tuple(alternatives) == job.alternatives:
-            return job
-        return replace(job, alternatives=tuple(alternatives))
+            return job, False
+        return replace(job, alternatives=tuple(alternatives)), False
 
     def _possible(self, job: QueuedJob) -> list[Alternative]:
         """The job's specs some node could ever hold. A spec none could is no way in: let
@@ -211,9 +215,9 @@ class Gate:
     def admit(self, job: QueuedJob) -> bool:
         """Let ``job`` in on the specs (and, elastic, the nodes) that fit its caps, counting
         what it then asks; else hold it, closing the cap that holds it."""
-        fitted = self.fitted(job)
+        fitted, never = self._fitted(job)
         if fitted is not None:
-            if not self.never(fitted):
+            if not never:
                 for cap in self.over(fitted):
                     self.taken[cap.id] += asks(fitted, cap)
             self.plannable.append(fitted)
