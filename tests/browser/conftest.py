@@ -15,8 +15,8 @@ import pytest
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 # Screenshots are for a person to look at, and each costs Chromium about 0.4 s (a whole page
-# laid out and encoded): the two hundred the browser tests take were a minute and a half of
-# the suite. So they are taken when asked for: `make screenshots` (SCREENSHOTS=1).
+# laid out and encoded): the two hundred the browser tests take cost them about a minute
+# (measured over a whole suite). So they are taken when asked for: `make screenshots`.
 TAKE_SHOTS = bool(os.environ.get("SCREENSHOTS"))
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
