@@ -82,7 +82,8 @@ test-k8s: install
 	$(PY) -m pytest tests/k8s_real -rs $(PYTEST_ARGS)
 
 # The browser tests with their screenshots (test-artifacts/screenshots/), to look at the
-# pages: `make test` leaves them out, they cost its browser tests about a minute.
+# pages: `make test` leaves them out, they cost its browser tests about a minute. A part:
+# `make screenshots PYTEST_ARGS="-k clusters"`.
 screenshots: install
 	SCREENSHOTS=1 $(PY) -m pytest tests/browser -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 

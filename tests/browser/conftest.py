@@ -64,16 +64,17 @@ class Page:
         self.page.fill("#id_password", password)
         self.page.click("main button[type=submit]")
 
-    def shot(self, name: str):
-        save_shot(self.page, SCREENSHOTS / f"{name}.png", full_page=True)
-
-
-def save_shot(target, path: Path, **options) -> None:
-    """A screenshot of a page or a locator at ``path``, when screenshots are asked for."""
-    if TAKE_SHOTS:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # caret="initial": hiding the caret injects a style the page's CSP refuses.
-        target.screenshot(path=path, caret="initial", **options)
+    def shot(self, name: str, part: str = ""):
+        """The whole page, or only ``part`` (a selector), as ``name``.png under
+        SCREENSHOTS, when screenshots are asked for."""
+        if TAKE_SHOTS:
+            path = SCREENSHOTS / f"{name}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # caret="initial": hiding the caret injects a style the page's CSP refuses.
+            if part:
+                self.page.locator(part).screenshot(path=path, caret="initial")
+            else:
+                self.page.screenshot(path=path, full_page=True, caret="initial")
 
 
 @pytest.fixture

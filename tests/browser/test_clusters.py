@@ -9,14 +9,12 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from resources.models import Cluster
-from tests.browser.conftest import SCREENSHOTS, save_shot, sized_tab
+from tests.browser.conftest import sized_tab
 from tests.resources.cluster_helpers import certificate, with_tls
 from tests.resources.factories import ResourcePoolFactory
 from tests.resources.k8s_fake import TOKEN, FakeKubernetes, node
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SHOTS = SCREENSHOTS / "clusters"
 
 
 @pytest.fixture
@@ -42,11 +40,7 @@ def tab(request, chromium, live_server):
 
 def shot(tab, what: str, part: str = "") -> None:
     """The whole page, or only ``part`` (a selector), to look at closely."""
-    path = SHOTS / f"{what}-{tab.name}.png"
-    if part:
-        save_shot(tab.page.locator(part), path)
-    else:
-        save_shot(tab.page, path, full_page=True)
+    tab.shot(f"clusters/{what}-{tab.name}", part)
 
 
 def visible(tab, selector: str) -> bool:

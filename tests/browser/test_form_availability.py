@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from tests.browser.conftest import SCREENSHOTS, save_shot, sized_tab
+from tests.browser.conftest import sized_tab
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -55,8 +55,7 @@ def no_overflow(tab) -> None:
 def shots(tab, what: str) -> None:
     """The whole page, and the panel alone to look at closely."""
     tab.shot(f"{what}-{tab.name}")
-    panel = tab.page.locator("[data-testid=form-availability]")
-    save_shot(panel, SCREENSHOTS / f"{what}-panel-{tab.name}.png")
+    tab.shot(f"{what}-panel-{tab.name}", "[data-testid=form-availability]")
 
 
 def choose(page, spec: str, on: bool = True) -> None:

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from resources.models import Image
-from tests.browser.conftest import SCREENSHOTS, logged_in, save_shot
+from tests.browser.conftest import logged_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -47,8 +47,7 @@ def take_tf_samples_launch(page, shot: str) -> None:
 def shoot(page, name: str) -> None:
     """The whole page, and the Code section alone (where the box is) to read it closely."""
     page.shot(name)
-    code = page.page.locator("section[aria-labelledby=code-heading]")
-    save_shot(code, SCREENSHOTS / f"{name}-code.png")
+    page.shot(f"{name}-code", "section[aria-labelledby=code-heading]")
 
 
 def test_tf_samples_suggested_launch_in_english_and_chinese(page, demo):
