@@ -212,6 +212,15 @@ class World:
     slugs: list[str]
     plausible: list[str]
     bases: dict[str, dict]  # valid parameters per route name, which the fuzz then spoils
+    # Strategies made once and drawn from many times: hypothesis checks a new strategy before
+    # its first draw, and making them afresh for each request was a tenth of the fuzz's time.
+    strategies: dict = field(default_factory=dict)
+
+    def strategy(self, key, make, *args) -> st.SearchStrategy:
+        """The strategy ``make(*args)``, made the first time ``key`` is asked for."""
+        if key not in self.strategies:
+            self.strategies[key] = make(*args)
+        return self.strategies[key]
 
     def base(self, route: Route) -> list[tuple[str, str]]:
         given = self.bases.get(route.name, {})
@@ -246,6 +255,26 @@ def spoilt(base: list, route: Route, names, given: str) -> list[tuple[str, str]]
     return kept + [(name, given) for name in sorted(names)]
 
 
+def _regex(pattern: str) -> st.SearchStrategy[str]:
+    return st.from_regex(pattern, fullmatch=True)
+
+
+def _inventory_kind() -> st.SearchStrategy[str]:
+    return st.sampled_from([*sorted(INVENTORY_KINDS), "nope", "-"])
+
+
+def _slugs(world: World) -> list[str]:
+    return [*world.slugs, "nope", "a" * 300, "-_-"]
+
+
+def _hostile_id() -> st.SearchStrategy[str]:
+    return st.sampled_from(["0", "x", "9" * 40, "%E2%80%AE", "a/b", "-1"])
+
+
+def _path_text() -> st.SearchStrategy[str]:
+    return st.text(min_size=1, max_size=20).filter(lambda t: "/" not in t)
+
+
 def hostile_int() -> st.SearchStrategy[str]:
     return st.sampled_from(["0", str(2**31), str(2**63), str(10**30), "9" * 40, "00"])
 
@@ -278,25 +307,25 @@ def fill(route: Route, world: World, draw) -> str:
             continue
         converter, name = part
         if converter == "regex":
-            path.append(draw(st.from_regex(name, fullmatch=True)))
+            path.append(draw(world.strategy(("regex", name), _regex, name)))
             continue
         hostile = draw(st.integers(0, 4)) == 0
         if converter == "catalog_kind":
-            value = draw(st.sampled_from(sorted(CATALOG_KINDS)))
+            value = draw(world.strategy("catalog kind", st.sampled_from, sorted(CATALOG_KINDS)))
         elif converter == "slug" and name == "kind":
-            value = draw(st.sampled_from([*sorted(INVENTORY_KINDS), "nope", "-"]))
+            value = draw(world.strategy("inventory kind", _inventory_kind))
         elif converter == "slug":
-            value = draw(st.sampled_from([*world.slugs, "nope", "a" * 300, "-_-"]))
+            value = draw(world.strategy("slug", st.sampled_from, _slugs(world)))
         elif converter == "int" or name in ("object_id", "content_type_id", "id"):
             pool = _id_pool(route, values, world)
             if pool and not hostile:
-                value = str(draw(st.sampled_from(pool)))
+                value = str(draw(world.strategy(("pool", *pool), st.sampled_from, pool)))
             elif converter == "int":
-                value = draw(hostile_int())
+                value = draw(world.strategy("hostile int", hostile_int))
             else:
-                value = draw(st.sampled_from(["0", "x", "9" * 40, "%E2%80%AE", "a/b", "-1"]))
+                value = draw(world.strategy("hostile id", _hostile_id))
         else:
-            value = draw(st.text(min_size=1, max_size=20).filter(lambda t: "/" not in t))
+            value = draw(world.strategy("path text", _path_text))
         values[name] = value
         path.append(value)
     return "".join(path)
@@ -314,13 +343,17 @@ def value(world: World) -> st.SearchStrategy[str]:
 def parameters(route: Route, world: World, draw) -> list[tuple[str, str]]:
     """Some of the route's parameters, and now and then another name (a name may repeat, as
     ticked boxes do), over the route's valid parameters half of the time."""
-    names = sorted(route.parameters) + NOISE
-    chosen = draw(st.lists(st.sampled_from(names), max_size=8))
+    chosen = draw(world.strategy(("names", route.name), _names, route))
     base = world.base(route) if draw(st.booleans()) else []
     pairs = [(key, given) for key, given in base if key not in chosen]
+    values = world.strategy("value", value, world)
     for name in chosen:
-        pairs.append((name, draw(value(world))))
+        pairs.append((name, draw(values)))
     return pairs
+
+
+def _names(route: Route) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(sorted(route.parameters) + NOISE), max_size=8)
 
 
 def real_paths(route: Route, world: World, *, last: bool = False) -> list[str]:

@@ -253,12 +253,12 @@ def test_any_json_body_gets_an_answer_never_a_5xx(api, job_post, inventory):
     from jobs.forms.job import JobForm
 
     # What JSON can carry and a form post cannot: NUL, a lone surrogate.
-    odd = st.sampled_from(["\x00", "a\x00b", "\ud800", "x\udfff", "9" * 30, "-1", "²"])
+    odd = st.sampled_from(("\x00", "a\x00b", "\ud800", "x\udfff", "9" * 30, "-1", "²"))
     leaves = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=50) | odd
     values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=3)
                           | st.dictionaries(st.text(max_size=5), inner, max_size=3),
                           max_leaves=6)  # fmt: skip
-    names = st.sampled_from([*JobForm.base_fields, "project", "dataset_count", "x"])
+    names = st.sampled_from((*JobForm.base_fields, "project", "dataset_count", "x"))
 
     @settings(max_examples=200, deadline=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip

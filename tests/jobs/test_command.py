@@ -81,7 +81,7 @@ safe_words = st.text(
 )
 
 
-@given(st.lists(safe_words, min_size=1, max_size=6), st.sampled_from(["&&", "||", ";", "|"]))
+@given(st.lists(safe_words, min_size=1, max_size=6), st.sampled_from(("&&", "||", ";", "|")))
 def test_any_joined_pair_is_refused_and_its_wrapping_accepted(words, operator):
     command = f"python3 {' '.join(words)} {operator} python3 evaluate.py"
     problem = check_command(command)

@@ -46,7 +46,7 @@ def requests(draw) -> LaunchRequest:
         ps_count=draw(st.integers(0, 4)) if mode == "tensorflow" else 0,
         ps_cpu_millicores=draw(st.integers(1, 8000)),
         ps_memory_mib=draw(st.integers(1, 16384)),
-        subdomain=draw(st.sampled_from(["", "svc"])),
+        subdomain=draw(st.sampled_from(("", "svc"))),
     )
 
 

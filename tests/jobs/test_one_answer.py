@@ -45,10 +45,10 @@ POOLS = (None, None, 0, 1)
 nodes_st = st.lists(
     st.fixed_dictionaries(
         {
-            "cpu": st.sampled_from([4000, 8000]),
-            "memory": st.sampled_from([8192, 32768]),
+            "cpu": st.sampled_from((4000, 8000)),
+            "memory": st.sampled_from((8192, 32768)),
             "boards": st.integers(0, 4),
-            "slices": st.sampled_from([1, 2]),
+            "slices": st.sampled_from((1, 2)),
             "model": st.integers(0, 1),
             "driver": st.integers(0, 1),
             "pool": st.sampled_from(POOLS),
@@ -59,15 +59,15 @@ nodes_st = st.lists(
 )
 spec_st = st.fixed_dictionaries(
     {
-        "cpu": st.sampled_from([1000, 4000, 8000]),
-        "memory": st.sampled_from([2048, 16384, 32768]),
-        "boards": st.sampled_from(["0", "0", "0.5", "1", "2", "4"]),
+        "cpu": st.sampled_from((1000, 4000, 8000)),
+        "memory": st.sampled_from((2048, 16384, 32768)),
+        "boards": st.sampled_from(("0", "0", "0.5", "1", "2", "4")),
         "model": st.integers(0, 1),
     }
 )
 choice_st = st.fixed_dictionaries(
     {
-        "place": st.sampled_from(["shared", "pool", "names", "driver"]),
+        "place": st.sampled_from(("shared", "pool", "names", "driver")),
         "names": st.sets(st.integers(0, 3), min_size=1, max_size=2),
         "driver": st.integers(0, 1),
         "nodes": st.integers(1, 3),

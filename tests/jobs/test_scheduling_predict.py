@@ -108,7 +108,7 @@ class TestPredict:
 @st.composite
 def queues(draw):
     nodes = [
-        node(i, draw(st.integers(0, 8)), model=draw(st.sampled_from([A100, V100])))
+        node(i, draw(st.integers(0, 8)), model=draw(st.sampled_from((A100, V100))))
         for i in range(1, 5)
     ]
     busy = []
@@ -121,11 +121,11 @@ def queues(draw):
                 (n.id, demand.cpu, demand.memory, tuple(range(count))),
             )))  # fmt: skip
     # Two teams' fair-share standings (SPEC G3; 0: fair share off).
-    fair = {1: draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])), 2: draw(st.sampled_from([0.0, 1.5]))}
+    fair = {1: draw(st.sampled_from((0.0, 0.5, 1.0, 2.0))), 2: draw(st.sampled_from((0.0, 1.5)))}
     queue = []
     for job_id in range(1, draw(st.integers(1, 8)) + 1):
-        demand = boards(draw(st.integers(1, 4)), model=draw(st.sampled_from([A100, V100])))
-        team = draw(st.sampled_from([1, 2]))
+        demand = boards(draw(st.integers(1, 4)), model=draw(st.sampled_from((A100, V100))))
+        team = draw(st.sampled_from((1, 2)))
         queue.append(
             replace(
                 job(
@@ -138,8 +138,8 @@ def queues(draw):
                 fair=fair[team],
             )
         )
-    demand = boards(draw(st.integers(1, 4)), model=draw(st.sampled_from([A100, V100])))
-    team = draw(st.sampled_from([1, 2]))
+    demand = boards(draw(st.integers(1, 4)), model=draw(st.sampled_from((A100, V100))))
+    team = draw(st.sampled_from((1, 2)))
     wanted = draft(
         spec(99, demand, nodes=draw(st.integers(1, 3))), priority=draw(st.integers(0, 1))
     )
@@ -287,17 +287,17 @@ def inventories(draw):
     kinds = [
         {
             "boards": draw(st.integers(0, 8)),
-            "model": draw(st.sampled_from([A100, V100])),
-            "slices": draw(st.sampled_from([1, 2])),
-            "cpu": draw(st.sampled_from([16_000, 64_000])),
+            "model": draw(st.sampled_from((A100, V100))),
+            "slices": draw(st.sampled_from((1, 2))),
+            "cpu": draw(st.sampled_from((16_000, 64_000))),
         }
         for _ in range(draw(st.integers(1, 3)))
     ]
     nodes = [node(i, **draw(st.sampled_from(kinds))) for i in range(1, draw(st.integers(2, 9)))]
     demands = st.one_of(
-        st.builds(boards, st.integers(1, 8), st.sampled_from([A100, V100])),  # whole boards
+        st.builds(boards, st.integers(1, 8), st.sampled_from((A100, V100))),  # whole boards
         st.builds(lambda model: replace(boards(1, model), slice_divisor=2),
-                  st.sampled_from([A100, V100])),  # a half board
+                  st.sampled_from((A100, V100))),  # a half board
         st.just(boards(0, model=None)),  # CPU only
     )  # fmt: skip
     alternatives = [

@@ -19,13 +19,13 @@ demands = st.builds(
     memory=st.integers(0, 100_000),
     boards=st.integers(0, 4),
     slice_divisor=st.just(1),
-    model=st.sampled_from([None, *MODELS]),
+    model=st.sampled_from((None, *MODELS)),
 ) | st.builds(
     Demand,
     cpu=st.integers(0, 20_000),
     memory=st.integers(0, 100_000),
     boards=st.just(0),
-    slice_divisor=st.sampled_from([2, 4]),
+    slice_divisor=st.sampled_from((2, 4)),
     model=st.sampled_from(MODELS),
 )
 
@@ -33,7 +33,7 @@ demands = st.builds(
 @st.composite
 def states(draw) -> NodeState:
     boards = draw(st.integers(0, 8))
-    slices = draw(st.sampled_from([1, 2, 4]))
+    slices = draw(st.sampled_from((1, 2, 4)))
     cpu_total, memory_total = draw(st.integers(0, 64_000)), draw(st.integers(0, 300_000))
     return NodeState(
         id=1,
@@ -42,7 +42,7 @@ def states(draw) -> NodeState:
         memory_total=memory_total,
         boards=boards,
         slices=slices,
-        model=draw(st.sampled_from([None, *MODELS])),
+        model=draw(st.sampled_from((None, *MODELS))),
         cpu_used=draw(st.integers(0, cpu_total)),
         memory_used=draw(st.integers(0, memory_total)),
         used_slots=set(draw(st.lists(st.integers(0, max(boards * slices - 1, 0)), max_size=12)))
@@ -101,10 +101,10 @@ def profiles(draw):
         state = NodeState(
             i + 1,
             f"n{i + 1}",
-            draw(st.sampled_from([4000, 16_000])),
+            draw(st.sampled_from((4000, 16_000))),
             64 * 1024,
             boards=draw(st.integers(0, 4)),
-            slices=draw(st.sampled_from([1, 2])),
+            slices=draw(st.sampled_from((1, 2))),
             model=draw(st.sampled_from(MODELS)),
         )
         infos.append(NodeInfo(i, state, None, None))
@@ -116,10 +116,10 @@ def profiles(draw):
         end = start + draw(st.integers(1, 30))
         slots = draw(st.sets(st.integers(0, max(info.slots_total - 1, 0)), max_size=3))
         mask = to_mask(slots) & info.all_slots
-        item = Item(start, end, draw(st.sampled_from([0, 1000, 3000])), 1024, mask, k)
+        item = Item(start, end, draw(st.sampled_from((0, 1000, 3000))), 1024, mask, k)
         profile.add(info.index, k, item)
         items.append((info.index, item))
-    cpu, model = draw(st.sampled_from([500, 2000])), draw(st.sampled_from(MODELS))
+    cpu, model = draw(st.sampled_from((500, 2000))), draw(st.sampled_from(MODELS))
     if draw(st.booleans()):
         demand = Demand(cpu, 1024, boards=draw(st.integers(0, 2)), model=model)
     else:

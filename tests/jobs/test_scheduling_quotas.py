@@ -192,14 +192,14 @@ def test_a_job_let_in_after_being_held_comes_behind_the_promises_made_meanwhile(
 def quota_scenarios(draw):
     nodes, running, ends, queue, runtimes = draw(scenarios())
     # Mostly the capped teams, and small maximums: contention is what is being tested.
-    project = {j.id: draw(st.sampled_from([1, 1, 2, 3])) for j in [*running, *queue]}
+    project = {j.id: draw(st.sampled_from((1, 1, 2, 3))) for j in [*running, *queue]}
     queue = [replace(j, project=project[j.id]) for j in queue]
     caps = []
     for k in range(draw(st.integers(1, 3))):
-        projects = draw(st.sampled_from([(1,), (1,), (2,), (1, 2)]))
-        pool = draw(st.sampled_from([None, None, 1]))
+        projects = draw(st.sampled_from(((1,), (1,), (2,), (1, 2))))
+        pool = draw(st.sampled_from((None, None, 1)))
         maximum = draw(st.integers(0, 4 * EIGHTHS))
-        caps.append(Cap(k, f"team-{k}", frozenset(projects), draw(st.sampled_from([1, 2])),
+        caps.append(Cap(k, f"team-{k}", frozenset(projects), draw(st.sampled_from((1, 2))),
                         pool, maximum))  # fmt: skip
     return nodes, running, ends, queue, runtimes, caps, project
 

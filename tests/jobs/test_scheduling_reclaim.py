@@ -132,7 +132,7 @@ def borrowing_teams(draw):
             draw(st.integers(0, 2)),
             draw(st.floats(0, 100)),
             GPU,
-            draw(st.sampled_from([None, 7])),
+            draw(st.sampled_from((None, 7))),
             draw(st.integers(1, 16)),
         )
         for i in range(draw(st.integers(0, 12)))
@@ -140,7 +140,7 @@ def borrowing_teams(draw):
     held = {t: sum(x.holds for x in borrowers if x.project == t) + draw(st.integers(0, 16))
             for t in range(1, teams + 1)}  # fmt: skip
     guaranteed = {t: draw(st.integers(0, 40)) for t in held}
-    claim = Claim(999, draw(st.integers(1, teams)), GPU, draw(st.sampled_from([None, 7])))
+    claim = Claim(999, draw(st.integers(1, teams)), GPU, draw(st.sampled_from((None, 7))))
     return claim, borrowers, held, guaranteed
 
 

@@ -199,7 +199,7 @@ def test_a_digest_from_a_later_moment_is_not_used(searches):
 def _change(draw, nodes, busy, queue, result):
     """One change between two passes, as the worker sees them: running jobs end early,
     queued ones leave, time passes, a node changes."""
-    kind = draw(st.sampled_from(["end", "shorter", "leave", "time", "node", "nothing"]))
+    kind = draw(st.sampled_from(("end", "shorter", "leave", "time", "node", "nothing")))
     now = 0.0
     if kind == "end" and busy:
         busy = [j for j in busy if not draw(st.booleans())]
@@ -220,13 +220,13 @@ def _change(draw, nodes, busy, queue, result):
         if draw(st.booleans()):  # taken out of scheduling
             nodes = [*nodes[:k], *nodes[k + 1 :]]
         else:  # its driver changed, or it left its pool
-            changed = draw(st.sampled_from([{"driver": 1}, {"driver": None}, {"pool": None}]))
+            changed = draw(st.sampled_from(({"driver": 1}, {"driver": None}, {"pool": None})))
             nodes = [*nodes[:k], replace(nodes[k], **changed), *nodes[k + 1 :]]
     return nodes, busy, queue, now
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenarios(), st.data(), st.sampled_from([None, 2]))
+@given(scenarios(), st.data(), st.sampled_from((None, 2)))
 def test_the_digest_never_changes_the_plan(scenario, data, budget):
     nodes, busy, _, queue, _ = scenario
     options = {} if budget is None else {"budget": budget}

@@ -24,7 +24,7 @@ from tests.jobs.test_scheduling_profile import demands, states
 MODEL = 1
 # Timelines longer than SHARED_UP_TO segments take a shape of their own: drawn small, so
 # that both kinds of shape meet in the tests' short timelines.
-limits = st.sampled_from([2, 6, profile_module.SHARED_UP_TO])
+limits = st.sampled_from((2, 6, profile_module.SHARED_UP_TO))
 
 
 @contextmanager
@@ -55,7 +55,7 @@ operations = st.lists(
         st.integers(0, 20),  # start
         st.integers(1, 15),  # length
         st.integers(0, 7),  # slot, or remove the node's oldest item when 7
-        st.sampled_from([0, 2000, 6000]),  # cpu
+        st.sampled_from((0, 2000, 6000)),  # cpu
     ),
     max_size=30,
 )
@@ -99,7 +99,7 @@ questions = st.lists(
 
 
 @settings(max_examples=200, deadline=None)
-@given(limits, st.sampled_from([1, 2]), operations, questions)
+@given(limits, st.sampled_from((1, 2)), operations, questions)
 def test_shared_answers_are_those_of_a_lone_timeline(limit, slices, ops, asked):
     """Four nodes of one kind share answers by shape; after any additions and removals each
     answers exactly as a timeline of its own holding the same items (no stale answer)."""
@@ -132,7 +132,7 @@ KINDS = [
 
 
 @settings(max_examples=300, deadline=None)
-@given(limits, st.sampled_from([1, 2]), operations, st.lists(st.sampled_from(KINDS), min_size=1))
+@given(limits, st.sampled_from((1, 2)), operations, st.lists(st.sampled_from(KINDS), min_size=1))
 def test_kept_runs_of_room_are_worked_out_afresh_after_every_change(limit, slices, ops, asked):
     """A node keeps its runs of room per demand across additions and removals (only the
     span that changed is worked out again): after each change they are what the whole
@@ -213,7 +213,7 @@ def mixed(index: int) -> NodeInfo:
             st.integers(0, 20),  # start
             st.integers(1, 15),  # length
             st.integers(0, 4),  # slot; 4: remove the node's oldest item
-            st.sampled_from([0, 2000, 6000]),  # cpu
+            st.sampled_from((0, 2000, 6000)),  # cpu
         ),
         max_size=40,
     ),
@@ -229,7 +229,7 @@ def mixed(index: int) -> NodeInfo:
             st.integers(1, 20),  # duration
             st.integers(1, 12),  # need
             st.integers(0, 16),  # enough
-            st.sampled_from([inf, 5.0, 20.0]),  # horizon
+            st.sampled_from((inf, 5.0, 20.0)),  # horizon
         ),
         min_size=1,
         max_size=8,

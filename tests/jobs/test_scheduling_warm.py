@@ -29,7 +29,7 @@ def _admitted_run(result, queue, busy):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenarios(), st.data(), st.sampled_from([None, 2]))
+@given(scenarios(), st.data(), st.sampled_from((None, 2)))
 def test_a_pass_from_the_last_profile_plans_what_a_fresh_one_plans(scenario, data, budget):
     nodes, busy, _, queue, _ = scenario
     options = {} if budget is None else {"budget": budget}
@@ -48,7 +48,7 @@ def test_a_pass_from_the_last_profile_plans_what_a_fresh_one_plans(scenario, dat
     # ``in_place``) is what the fresh pass booked.
     assert [tl.items for tl in warm.timelines] == [tl.items for tl in fresh.timelines]
     # And the profile that pass leaves serves the one after it alike.
-    later = now + data.draw(st.sampled_from([0.0, 0.5, 5.0]))
+    later = now + data.draw(st.sampled_from((0.0, 0.5, 5.0)))
     third = schedule(nodes, busy, queue, later, warm.reservations, previous=warm.digest,
                      warm=warm.hand_over(), **options)  # fmt: skip
     again = schedule(nodes, busy, queue, later, fresh.reservations, previous=fresh.digest,

@@ -91,14 +91,14 @@ demands = st.builds(
     memory=st.integers(1, 100000),
     boards=st.integers(0, 4),
     slice_divisor=st.just(1),
-    model=st.sampled_from([None, A100, V100]),
+    model=st.sampled_from((None, A100, V100)),
 ) | st.builds(
     Demand,
     cpu=st.integers(1, 20000),
     memory=st.integers(1, 100000),
     boards=st.just(0),
-    slice_divisor=st.sampled_from([2, 4, 8]),
-    model=st.sampled_from([A100, V100]),
+    slice_divisor=st.sampled_from((2, 4, 8)),
+    model=st.sampled_from((A100, V100)),
 )
 
 nodes = st.builds(
@@ -106,8 +106,8 @@ nodes = st.builds(
     cpu_total=st.integers(0, 64000),
     memory_total=st.integers(0, 300000),
     boards=st.integers(0, 8),
-    slices=st.sampled_from([1, 2, 4, 8]),
-    model=st.sampled_from([None, A100, V100]),
+    slices=st.sampled_from((1, 2, 4, 8)),
+    model=st.sampled_from((None, A100, V100)),
 )
 
 

@@ -93,8 +93,8 @@ VALUES = st.text(st.characters(blacklist_characters="\t\n\r", blacklist_categori
 
 
 @given(st.lists(st.tuples(
-    st.sampled_from(["dns", "disk-size root", "ulimit", "gpu-check"]),
-    st.sampled_from(["passed", "failed", "unmeasured"]),
+    st.sampled_from(("dns", "disk-size root", "ulimit", "gpu-check")),
+    st.sampled_from(("passed", "failed", "unmeasured")),
     VALUES,
 )))  # fmt: skip
 def test_items_read_back_as_written_and_nothing_else(items):

@@ -56,7 +56,7 @@ def near(slug: str) -> list[str]:
             f"dept-{slug}", f"{slug}a", slug[:-1] or "b", f"-{slug}", hashed]  # fmt: skip
 
 
-KINDS = st.sampled_from(["project", "department"])
+KINDS = st.sampled_from(("project", "department"))
 
 
 @given(KINDS, SLUG, KINDS, st.data())

@@ -23,13 +23,13 @@ boards = st.integers(0, 64).map(lambda eighths: Decimal(eighths) / 8)
 def limits(draw):
     guaranteed = draw(boards)
     maximum = draw(st.none() | boards.map(lambda extra: guaranteed + extra))
-    name = draw(st.sampled_from(["a", "b", "c"]))
+    name = draw(st.sampled_from(("a", "b", "c")))
     return Limit(name, draw(st.sampled_from(SCOPES)), guaranteed, maximum)
 
 
 held_rows = st.lists(
     st.builds(
-        Held, st.sampled_from([1, 2, 3]), st.sampled_from(MODELS), st.sampled_from(POOLS), boards
+        Held, st.sampled_from((1, 2, 3)), st.sampled_from(MODELS), st.sampled_from(POOLS), boards
     ),
     max_size=12,
 )

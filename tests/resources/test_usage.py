@@ -83,10 +83,10 @@ hours = st.integers(0, 24 * 40).map(lambda h: T0 + timedelta(minutes=30 * h))
 interval = st.tuples(
     hours,
     st.none() | st.integers(1, 24 * 20),
-    st.sampled_from(["0", "0.25", "1", "8"]),
-    st.sampled_from([0, 500, 1000, 64000]),  # CPU millicores
-    st.sampled_from([0, 512, 1024, 1_048_576]),  # memory MiB
-    st.sampled_from([0, 1]),
+    st.sampled_from(("0", "0.25", "1", "8")),
+    st.sampled_from((0, 500, 1000, 64000)),  # CPU millicores
+    st.sampled_from((0, 512, 1024, 1_048_576)),  # memory MiB
+    st.sampled_from((0, 1)),
 )
 
 
@@ -95,7 +95,7 @@ interval = st.tuples(
 @given(
     rows=st.lists(interval, max_size=8),
     period=st.tuples(hours, hours),
-    unit=st.sampled_from([None, "day", "week", "month"]),
+    unit=st.sampled_from((None, "day", "week", "month")),
     late=st.integers(0, 24 * 60),
 )
 def test_usage_is_every_interval_clipped_to_the_period_and_its_bucket(
