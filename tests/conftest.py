@@ -307,6 +307,14 @@ def run_cluster(transactional_db):
 
 
 @pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """Each test process's database is a copy of one migrated template (tests/db_template)."""
+    from tests.db_template import use_template
+
+    use_template()
+
+
+@pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker, worker_id):
     """Each test process's jobs get ids far from the other's. A job's framework port comes
     from its id (jobs.launch.port_for), and the local backend's jobs of both test processes
