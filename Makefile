@@ -69,9 +69,7 @@ PYTEST_WORKERS ?= 2
 # machine, see RUNTIMES_DIR), rather than one at a time by whichever test needs one.
 test: lint
 	@started=$$(date +%s); \
-	$(PY) manage.py check --fail-level WARNING && \
-	$(PY) manage.py makemigrations --check --dry-run && \
-	$(PY) manage.py make_runtime && \
+	$(PY) manage.py verify && \
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS); \
 	code=$$?; took=$$(( $$(date +%s) - started )); \
 	echo "make test: checks, runtimes and suite took $$((took / 60)) min $$((took % 60)) s"; \
