@@ -19,12 +19,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import django
 import psycopg
 from django.conf import settings
 from psycopg import sql
+
+from tests.helpers import database_url
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = 7_406_221  # the advisory lock's key: any number no other client of the server uses
@@ -40,28 +41,19 @@ def digest() -> str:
     return made_of.hexdigest()[:12]
 
 
-def _url(db: dict, name: str) -> str:
-    auth = quote(db.get("USER") or "", safe="")
-    if db.get("PASSWORD"):
-        auth += ":" + quote(db["PASSWORD"], safe="")
-    host = db.get("HOST") or "localhost"
-    port = f":{db['PORT']}" if db.get("PORT") else ""
-    return f"postgres://{auth}@{host}{port}/{name}"
-
-
 def use_template() -> str:
     """Make sure the template exists and have the test databases copied from it: its name."""
     db = settings.DATABASES["default"]
     prefix = f"test_{db['NAME']}_template_"
     name = prefix + digest()
-    with psycopg.connect(_url(db, "postgres"), autocommit=True) as server:
+    with psycopg.connect(database_url("postgres"), autocommit=True) as server:
         server.execute("SELECT pg_advisory_lock(%s)", [LOCK])
         try:
             names = [row[0] for row in server.execute(
                 "SELECT datname FROM pg_database WHERE datname LIKE %s", [prefix + "%"]
             )]  # fmt: skip
             if name not in names:
-                _make(server, db, name)
+                _make(server, name)
                 for old in names:  # templates of earlier migrations; one in use stays
                     with contextlib.suppress(psycopg.errors.ObjectInUse):
                         server.execute(sql.SQL("DROP DATABASE {}").format(sql.Identifier(old)))
@@ -74,14 +66,14 @@ def use_template() -> str:
 MIGRATE = (sys.executable, "manage.py", "migrate", "--verbosity", "0")
 
 
-def _make(server: psycopg.Connection, db: dict, name: str, migrate=MIGRATE) -> None:
+def _make(server: psycopg.Connection, name: str, migrate=MIGRATE) -> None:
     """Migrate a new database in a process of its own (``migrate``, given DATABASE_URL),
     then give it the template's name: a run stopped halfway leaves no template that looks
     made, and the next one starts that database again."""
     making = sql.Identifier(name + "_making")
     server.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(making))
     server.execute(sql.SQL("CREATE DATABASE {}").format(making))
-    env = {**os.environ, "DATABASE_URL": _url(db, name + "_making")}
+    env = {**os.environ, "DATABASE_URL": database_url(name + "_making")}
     subprocess.run(migrate, cwd=ROOT, env=env, check=True)
     # The server ends a session a moment after its client has gone; a database with a
     # session cannot be renamed.

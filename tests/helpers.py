@@ -80,17 +80,21 @@ def settings_form_data(**overrides) -> dict:
     return data
 
 
+def database_url(name: str) -> str:
+    """The server in use (given, or the embedded one, on its socket), with database ``name``."""
+    url = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(url._replace(path="/" + name))
+
+
 def _process_env() -> dict:
     """The environment of a console process of this test run: its test database, broker,
     task queue and folders."""
     from django.conf import settings
     from django.db import connection
 
-    # The server in use (given, or the embedded one), with the test database's name.
-    url = urlsplit(os.environ["DATABASE_URL"])
     return {
         **os.environ,
-        "DATABASE_URL": urlunsplit(url._replace(path="/" + connection.settings_dict["NAME"])),
+        "DATABASE_URL": database_url(connection.settings_dict["NAME"]),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "RUNS_DIR": str(settings.RUNS_DIR),
         "STORAGE_ROOT": str(settings.STORAGE_ROOT),

@@ -8,10 +8,10 @@ import sys
 
 import psycopg
 import pytest
-from django.conf import settings
 from psycopg import sql
 
 from tests import db_template
+from tests.helpers import database_url
 
 NAME = "test_console_template_probe"
 MADE = (
@@ -22,33 +22,31 @@ MADE = (
 
 @pytest.fixture
 def server():
-    db = settings.DATABASES["default"]
-    with psycopg.connect(db_template._url(db, "postgres"), autocommit=True) as conn:
+    with psycopg.connect(database_url("postgres"), autocommit=True) as conn:
         yield conn
         for name in (NAME, NAME + "_making"):
             drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)")
             conn.execute(drop.format(sql.Identifier(name)))
 
 
-def tables(db: dict, name: str) -> set[str]:
-    with psycopg.connect(db_template._url(db, name)) as conn:
+def tables(name: str) -> set[str]:
+    with psycopg.connect(database_url(name)) as conn:
         rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
         return {row[0] for row in rows}
 
 
 def test_a_half_made_template_left_behind_is_made_again(server):
-    db = settings.DATABASES["default"]
     # What a run killed during its migrate leaves: the database it was migrating.
     server.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(NAME + "_making")))
-    with psycopg.connect(db_template._url(db, NAME + "_making"), autocommit=True) as conn:
+    with psycopg.connect(database_url(NAME + "_making"), autocommit=True) as conn:
         conn.execute("CREATE TABLE half_made (id int)")
 
     # A stand-in for manage.py migrate (which every run that makes a template runs): it
     # makes one table in the database it is given.
     migrate = [sys.executable, "-c", MADE]
-    db_template._make(server, db, NAME, migrate)
+    db_template._make(server, NAME, migrate)
 
-    assert tables(db, NAME) == {"made"}
+    assert tables(NAME) == {"made"}
     left = server.execute("SELECT 1 FROM pg_database WHERE datname = %s", [NAME + "_making"])
     assert left.fetchone() is None
 

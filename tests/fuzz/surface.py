@@ -3,6 +3,7 @@ parameters each view reads, and the values to send, hostile and plausible."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -20,6 +21,7 @@ from resources.forms.catalog import item_form_class, version_form_class
 from resources.forms.inventory import NodeSettingsForm
 from resources.forms.quotas import DepartmentForm, QuotaForm
 from resources.views.inventory import KINDS as INVENTORY_KINDS
+from tests.strategies import pick
 
 PART = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<name>[^>]+)>")
 
@@ -212,15 +214,6 @@ class World:
     slugs: list[str]
     plausible: list[str]
     bases: dict[str, dict]  # valid parameters per route name, which the fuzz then spoils
-    # Strategies made once and drawn from many times: hypothesis checks a new strategy before
-    # its first draw, and making them afresh for each request was a tenth of the fuzz's time.
-    strategies: dict = field(default_factory=dict)
-
-    def strategy(self, key, make, *args) -> st.SearchStrategy:
-        """The strategy ``make(*args)``, made the first time ``key`` is asked for."""
-        if key not in self.strategies:
-            self.strategies[key] = make(*args)
-        return self.strategies[key]
 
     def base(self, route: Route) -> list[tuple[str, str]]:
         given = self.bases.get(route.name, {})
@@ -255,28 +248,17 @@ def spoilt(base: list, route: Route, names, given: str) -> list[tuple[str, str]]
     return kept + [(name, given) for name in sorted(names)]
 
 
+# Made once (tests/strategies.py says why).
+CATALOG_KIND = st.sampled_from(sorted(CATALOG_KINDS))
+INVENTORY_KIND = st.sampled_from([*sorted(INVENTORY_KINDS), "nope", "-"])
+HOSTILE_INT = st.sampled_from(["0", str(2**31), str(2**63), str(10**30), "9" * 40, "00"])
+HOSTILE_ID = st.sampled_from(["0", "x", "9" * 40, "%E2%80%AE", "a/b", "-1"])
+PATH_TEXT = st.text(min_size=1, max_size=20).filter(lambda t: "/" not in t)
+
+
+@functools.cache
 def _regex(pattern: str) -> st.SearchStrategy[str]:
     return st.from_regex(pattern, fullmatch=True)
-
-
-def _inventory_kind() -> st.SearchStrategy[str]:
-    return st.sampled_from([*sorted(INVENTORY_KINDS), "nope", "-"])
-
-
-def _slugs(world: World) -> list[str]:
-    return [*world.slugs, "nope", "a" * 300, "-_-"]
-
-
-def _hostile_id() -> st.SearchStrategy[str]:
-    return st.sampled_from(["0", "x", "9" * 40, "%E2%80%AE", "a/b", "-1"])
-
-
-def _path_text() -> st.SearchStrategy[str]:
-    return st.text(min_size=1, max_size=20).filter(lambda t: "/" not in t)
-
-
-def hostile_int() -> st.SearchStrategy[str]:
-    return st.sampled_from(["0", str(2**31), str(2**63), str(10**30), "9" * 40, "00"])
 
 
 def _id_pool(route: Route, values: dict, world: World) -> list[int]:
@@ -307,34 +289,35 @@ def fill(route: Route, world: World, draw) -> str:
             continue
         converter, name = part
         if converter == "regex":
-            path.append(draw(world.strategy(("regex", name), _regex, name)))
+            path.append(draw(_regex(name)))
             continue
         hostile = draw(st.integers(0, 4)) == 0
         if converter == "catalog_kind":
-            value = draw(world.strategy("catalog kind", st.sampled_from, sorted(CATALOG_KINDS)))
+            value = draw(CATALOG_KIND)
         elif converter == "slug" and name == "kind":
-            value = draw(world.strategy("inventory kind", _inventory_kind))
+            value = draw(INVENTORY_KIND)
         elif converter == "slug":
-            value = draw(world.strategy("slug", st.sampled_from, _slugs(world)))
+            value = draw(pick((*world.slugs, "nope", "a" * 300, "-_-")))
         elif converter == "int" or name in ("object_id", "content_type_id", "id"):
             pool = _id_pool(route, values, world)
             if pool and not hostile:
-                value = str(draw(world.strategy(("pool", *pool), st.sampled_from, pool)))
+                value = str(draw(pick(tuple(pool))))
             elif converter == "int":
-                value = draw(world.strategy("hostile int", hostile_int))
+                value = draw(HOSTILE_INT)
             else:
-                value = draw(world.strategy("hostile id", _hostile_id))
+                value = draw(HOSTILE_ID)
         else:
-            value = draw(world.strategy("path text", _path_text))
+            value = draw(PATH_TEXT)
         values[name] = value
         path.append(value)
     return "".join(path)
 
 
-def value(world: World) -> st.SearchStrategy[str]:
+@functools.cache
+def _values(plausible: tuple[str, ...]) -> st.SearchStrategy[str]:
     return st.one_of(
         st.sampled_from(HOSTILE),
-        st.sampled_from(world.plausible),
+        st.sampled_from(plausible),
         st.text(max_size=40),
         st.integers(-(2**70), 2**70).map(str),
     )
@@ -343,17 +326,18 @@ def value(world: World) -> st.SearchStrategy[str]:
 def parameters(route: Route, world: World, draw) -> list[tuple[str, str]]:
     """Some of the route's parameters, and now and then another name (a name may repeat, as
     ticked boxes do), over the route's valid parameters half of the time."""
-    chosen = draw(world.strategy(("names", route.name), _names, route))
+    chosen = draw(_names(tuple(sorted(route.parameters))))
     base = world.base(route) if draw(st.booleans()) else []
     pairs = [(key, given) for key, given in base if key not in chosen]
-    values = world.strategy("value", value, world)
+    values = _values(tuple(world.plausible))
     for name in chosen:
         pairs.append((name, draw(values)))
     return pairs
 
 
-def _names(route: Route) -> st.SearchStrategy[list[str]]:
-    return st.lists(st.sampled_from(sorted(route.parameters) + NOISE), max_size=8)
+@functools.cache
+def _names(parameters: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from([*parameters, *NOISE]), max_size=8)
 
 
 def real_paths(route: Route, world: World, *, last: bool = False) -> list[str]:

@@ -10,7 +10,6 @@ short of its minimum.
 from __future__ import annotations
 
 import copy
-import functools
 from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
@@ -25,12 +24,9 @@ from jobs.scheduling import (
     schedule,
 )
 from resources.placement.capacity import Demand, NodeState, take
+from tests.strategies import pick
 
 MODELS = (1, 2)
-# One strategy per list of choices, made once: a scenario draws from each many times, and
-# hypothesis checks every new strategy object before its first draw (a fifth of these
-# tests' time when they were made afresh on each draw). The draws are the same.
-pick = functools.cache(st.sampled_from)
 
 
 @st.composite
