@@ -19,6 +19,13 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screensh
 # (measured over a whole suite). So they are taken when asked for: `make screenshots`.
 TAKE_SHOTS = bool(os.environ.get("SCREENSHOTS"))
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# The tests that only drive pages run in Chromium's headless shell where it is installed
+# (Debian's chromium-headless-shell, the same version): the same Blink, without the full
+# browser's window machinery, at half its processor time (measured: 20 s against 38 s of
+# Chromium's over the same 13 tests; all the browser tests in two processes, 203 s against
+# 300 s). Screenshots, for a person to look at, are taken in the full browser.
+SHELL = shutil.which("chromium-headless-shell")
+BROWSER = CHROMIUM if TAKE_SHOTS or SHELL is None else SHELL
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
@@ -28,7 +35,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 @pytest.fixture(scope="session")
 def chromium():
-    if not Path(CHROMIUM).exists():
+    if not Path(BROWSER).exists():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     from playwright.sync_api import expect, sync_playwright
 
@@ -36,7 +43,7 @@ def chromium():
     # machine is still right; a wrong page fails all the same, only later.
     expect.set_options(timeout=10_000)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        browser = playwright.chromium.launch(executable_path=BROWSER, args=FLAGS)
         yield browser
         browser.close()
 
