@@ -1,5 +1,10 @@
 # The console's two commands: `make run` and `make test`. See README.md.
 SHELL := /bin/bash
+# Python writes and reuses bytecode even where the environment says not to: without it every
+# process `make run` and the tests start (web, workers, the test processes themselves)
+# compiles every module of the console from source again (collecting the suite: 11.7 s of
+# a test process's time instead of 5.6 s).
+export PYTHONDONTWRITEBYTECODE :=
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
