@@ -33,12 +33,20 @@ def real_outage() -> psycopg.OperationalError:
     raise AssertionError("something answered on port 1")
 
 
+# Seconds a request waits for a connection of the small pool: long while the test sets
+# up (a connection made on a machine busy with the other test process once took more than
+# a second, and the fixture failed before the test began), one once every connection is
+# lent out, so that the busy page comes at once.
+PATIENT, BUSY_WAIT = 30.0, 1.0
+
+
 @pytest.fixture
 def small_pool(transactional_db):
-    """The real pool, two connections and a one-second wait; ``hold()`` lends them all."""
+    """The real pool, two connections; ``hold()`` lends them all, and a request then waits a
+    second for one."""
     options = connection.settings_dict["OPTIONS"]["pool"]
     saved = dict(options)
-    options.update(max_size=2, timeout=1.0)
+    options.update(max_size=2, timeout=PATIENT)
     connection.close()
     connection.close_pool()
     held = []
@@ -49,10 +57,12 @@ def small_pool(transactional_db):
             pool = connection.pool
             pool.open()
             held.extend(pool.getconn() for _ in range(options["max_size"]))
+            pool.timeout = BUSY_WAIT  # the pool every thread's requests use
 
         def release(self):
             while held:
                 connection.pool.putconn(held.pop())
+            connection.pool.timeout = PATIENT
 
     yield Pool()
     Pool().release()
