@@ -60,9 +60,10 @@ def small_pool(transactional_db):
             pool.timeout = BUSY_WAIT  # the pool every thread's requests use
 
         def release(self):
+            if held:  # hold() shortened the wait
+                connection.pool.timeout = PATIENT
             while held:
                 connection.pool.putconn(held.pop())
-            connection.pool.timeout = PATIENT
 
     yield Pool()
     Pool().release()
