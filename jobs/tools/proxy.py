@@ -41,6 +41,10 @@ WS_HANDSHAKE = {"sec-websocket-key", "sec-websocket-version", "sec-websocket-ext
                 "sec-websocket-protocol"}  # fmt: skip
 MAX_BODY = 512 * 1024 * 1024
 ALLOWED_SECONDS = 5  # how long a "may reach" answer is reused for one user and tool
+# How long a WebSocket may take to open in the tool: JupyterLab answers a kernel's channel
+# only once the kernel has started, which on a busy node took more than ten seconds (it
+# waits a minute for the kernel itself), and a refusal then broke the notebook's first cell.
+UPSTREAM_OPEN_SECONDS = 60
 
 _allowed: dict[tuple[int, int], float] = {}
 _touched: dict[int, float] = {}
@@ -270,7 +274,7 @@ async def _websocket(scope, receive, send, tool: Tool) -> None:
             subprotocols=protocols or None,
             additional_headers=headers,
             max_size=None,
-            open_timeout=10,
+            open_timeout=UPSTREAM_OPEN_SECONDS,
         )
     except (OSError, InvalidHandshake, InvalidStatus, TimeoutError) as error:
         log.info("tool %s refused a WebSocket: %s", tool.pk, error)

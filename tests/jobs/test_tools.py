@@ -14,6 +14,7 @@ from console.sharing import Access
 from jobs import permissions
 from jobs.models import JobEvent, Tool
 from jobs.tools import access
+from jobs.tools.proxy import UPSTREAM_OPEN_SECONDS
 from resources.catalog.mounts import storage_source
 from tests.helpers import live_session, wait_until
 from tests.jobs.factories import JobFactory
@@ -192,7 +193,7 @@ def _kernel_socket(base: str, session, tool: Tool, kernel: str, origin: str | No
     cookies = "; ".join(f"{c.name}={c.value}" for c in session.cookies)
     url = base.replace("http://", "ws://") + f"/tools/{tool.pk}/api/kernels/{kernel}/channels"
     return connect(url, additional_headers={"Cookie": cookies}, origin=origin or base,
-                   open_timeout=10)  # fmt: skip
+                   open_timeout=UPSTREAM_OPEN_SECONDS + 5)  # fmt: skip
 
 
 def _run_cell(socket, code: str) -> str:
