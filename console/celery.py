@@ -4,7 +4,7 @@ import logging
 import os
 
 from celery import Celery, Task
-from celery.signals import after_setup_logger
+from celery.signals import after_setup_logger, beat_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
@@ -84,3 +84,11 @@ def _quiet_routine_tasks(**_kwargs) -> None:
     if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
         for name in ("celery.app.trace", "celery.worker.strategy", "celery.beat"):
             logging.getLogger(name).setLevel(logging.WARNING)
+
+
+@beat_init.connect
+def _heartbeat_at_start(**_kwargs) -> None:
+    """Beat's first heartbeat is due a whole period after it starts: until then the dashboard
+    of a console just started said the scheduler was not running. One sent at once, through
+    the broker and the worker as every later one, says within a second or two."""
+    send("console.tasks.heartbeat")
