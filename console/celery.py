@@ -90,5 +90,5 @@ def _quiet_routine_tasks(**_kwargs) -> None:
 def _heartbeat_at_start(**_kwargs) -> None:
     """Beat's first heartbeat is due a whole period after it starts: until then the dashboard
     of a console just started said the scheduler was not running. One sent at once, through
-    the broker and the worker as every later one, says within a second or two."""
+    the broker and the worker as every later one, says so as soon as the worker has run it."""
     send("console.tasks.heartbeat")
