@@ -54,6 +54,7 @@ class PassResult:
     admitted: list[int] = field(default_factory=list)
     queued: int = 0
     quiet: bool = False  # skipped: nothing it rests on changed since the last full pass
+    unplanned: int = 0  # jobs left for the next pass to plan (core.FRESH): it is asked for
 
 
 def prune_queue_changes(minutes: int = 10) -> None:
@@ -153,14 +154,17 @@ def run_pass(now: datetime | None = None) -> PassResult:
         admitted = _admit_all(result.admissions, state, spec_names, own)
         _rejoined(result, state, own)
         changed = record(result.reservations, state, admitted, own)
-        if not admitted and not changed and not result.compressions_ran_out:
+        if result.unplanned:  # a long queue planned a part a pass: the next part at once
+            send("jobs.tasks.admit")
+        elif not admitted and not changed and not result.compressions_ran_out:
             # An overdue job leaves a minute after each pass's moment: never quiet then.
             plan = seen(state, snapshot, last, result.reservations, overdue_for=0.0)
             _quiet = Quiet(plan, len(state.queue), time.monotonic() + QUIET_SECONDS)
         plans.offer(result, seen(state, snapshot, last, result.reservations, plans.OVERDUE_SECONDS,
                               tuple(own)))  # fmt: skip
         _profile = result.hand_over()  # once published: the plan is stored with it
-        return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted))
+        return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted),
+                          unplanned=len(result.unplanned))  # fmt: skip
     finally:
         translation.activate(language) if language else translation.deactivate()
         _unlock()

@@ -14,6 +14,7 @@ from jobs.scheduling.reasons import (
     HeldForQuota,
     NeverFits,
     NoAllowedNode,
+    NotYetPlanned,
     Reason,
     Shortfall,
     TooFewNodes,
@@ -50,6 +51,11 @@ def say(reason: Reason | None, names: Names | None = None) -> str:
             return _("it fits on free resources, but they are reserved for jobs ahead of it")
         case HeldForQuota():
             return quota_text(reason, names)
+        case NotYetPlanned():
+            return _(
+                "not planned yet: a long queue is planned a part at a time, and planning has "
+                "not reached this job; its latest start shows within a few admission passes"
+            )
         case NoAllowedNode():
             return rule_text(reason, names)
         case NeverFits(cause=Shortfall() as cause):
@@ -188,7 +194,7 @@ def admitted_borrowing(admitted: Said, lent: Borrowed, names: Names) -> Said:
 
 KINDS = {
     kind.__name__: kind
-    for kind in (Shortfall, TooFewNodes, NoAllowedNode, HeldForQueue, HeldForQuota)
+    for kind in (Shortfall, TooFewNodes, NoAllowedNode, HeldForQueue, HeldForQuota, NotYetPlanned)
 }
 
 

@@ -23,6 +23,9 @@ earliest start still to come is a running job's end, a pass comes by then (jobs 
 priority, a resubmission) voids the commitments behind it: those are planned afresh.
 A job with no promise that only fair share (SPEC G3) put ahead of promised jobs of its own
 class voids nothing: it is searched for beside their promises (rebook.recommit_all).
+A pass plans at most FRESH jobs afresh (or a FRESH_SHARE-th of the queue): the rest of a
+long queue with no plan is *not yet planned* (no start, no promise, nothing admitted), and
+the passes after it plan it part by part, beside the promises made meanwhile.
 The property test in tests/jobs/test_scheduling_property.py simulates exactly this.
 """
 
@@ -47,9 +50,7 @@ from jobs.scheduling.data import (
 from jobs.scheduling.node_fit import NodeInfo, to_mask
 from jobs.scheduling.profile import Item, Profile
 from jobs.scheduling.quotas import Gate
-from jobs.scheduling.reasons import (
-    Shortfall,
-)
+from jobs.scheduling.reasons import NotYetPlanned, Shortfall
 from jobs.scheduling.rebook import recommit_all
 from jobs.scheduling.rules import never_reason, rule_key, wait_reason
 from jobs.scheduling.search import Found, earliest, place
@@ -68,6 +69,16 @@ BUDGET = 4000
 # job ending early can move a long queue's reservations in a cascade; this keeps a pass
 # after it about as cheap as the next.
 COMPRESSIONS = 1000
+# Jobs one pass may plan afresh (searched with no kept promise). A long queue with no plan
+# (the first pass over it, or a very urgent job voiding every promise behind it) is planned
+# this many jobs a pass, in queue order, as backfill schedulers test a bounded number of
+# jobs a cycle: the rest are *not yet planned* (reasons.NotYetPlanned), hold no promise and
+# start nothing, and the next pass (asked for at once) goes on from there. A search costs
+# 0.4-1 ms a job the deeper the plan: a pass stays under a second however long the queue.
+FRESH = 500
+# ... or this share of the queue, if more: the passes that plan a long queue then number
+# at most this many whatever its length (each costs its kept promises too).
+FRESH_SHARE = 20
 
 
 def order(queue: Iterable[QueuedJob]) -> list[QueuedJob]:
@@ -82,9 +93,13 @@ class Schedule(Capable):
     def __init__(
         self, nodes: Sequence[SchedNode], now: float, budget: int = BUDGET,
         compressions: float = COMPRESSIONS, warm: Profile | None = None,
-        previous: Digest | None = None,
+        previous: Digest | None = None, fresh: float | None = None,
     ):  # fmt: skip
         self.now, self.budget = now, budget
+        self.fresh = fresh  # fresh searches left in this pass (None: set by run)
+        # Jobs left unplanned when they ran out, and the queue position of the first.
+        self.unplanned: set[int] = set()
+        self.first_unplanned: float = inf
         self.compressions = compressions  # left in this pass
         self.compressions_ran_out = False  # a kept reservation went unsearched for lack
         self.nodes = list(nodes)
@@ -179,6 +194,8 @@ class Schedule(Capable):
         keep a booking as it is (see :mod:`.settled`)."""
         self.order = order(queue)
         self.keys = [job.queue_key for job in self.order]
+        if self.fresh is None:
+            self.fresh = max(FRESH, len(self.order) // FRESH_SHARE)
         kept, unkept = recommit_all(self, committed, replay, None if replay else previous)
         forget_answers(self.profile)  # searches start alike, carried over or not (.warm)
         for job in unkept:
@@ -200,6 +217,11 @@ class Schedule(Capable):
             self.track = NO_TRACKER
 
     def _fresh(self, job: QueuedJob) -> None:
+        if self.fresh <= 0:
+            self.bookings[job.id] = Booking(None, None, [])
+            self.unplanned.add(job.id)
+            return
+        self.fresh -= 1
         booking = self.track.search(job, lambda: self.book(job, self.profile, inf))
         self.bookings[job.id] = booking
         if booking.start is not None:
@@ -354,6 +376,8 @@ class Schedule(Capable):
                 booking.blockers = tuple(sorted(kept))
         for position, job in enumerate(self.order, 1):
             booking = self.bookings[job.id]
+            if job.id in self.unplanned and position < self.first_unplanned:
+                self.first_unplanned = position
             self.reservations[job.id] = self._reservation(job, booking, position)
             if booking.start == self.now:
                 placements = self.reservations[job.id].placements
@@ -369,7 +393,14 @@ class Schedule(Capable):
             for position, (job_id, reason) in enumerate(self.quota.held.items(), first)
         }
 
+    def unplanned_ahead(self, position: int) -> bool:
+        """Whether a job ahead of ``position`` is not planned yet: what a job there would
+        get depends on where those go."""
+        return self.first_unplanned < position
+
     def _reservation(self, job: QueuedJob, booking: Booking, position: int) -> Reservation:
+        if job.id in self.unplanned:
+            return Reservation(job.id, position, None, None, None, (), NotYetPlanned(), ())
         if booking.start is None:
             return Reservation(
                 job.id, position, None, None, None, (), never_reason(self.infos, job), ()

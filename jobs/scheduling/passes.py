@@ -57,6 +57,7 @@ def schedule(
     used: Mapping[int, int] | None = None,
     rejoining: frozenset[int] = frozenset(),
     warm: Profile | None = None,
+    fresh: float | None = None,
 ) -> Schedule:
     """One admission pass: reservations for every queued job and the admissions now.
 
@@ -69,9 +70,10 @@ def schedule(
     (jobs.scheduling.quotas), and only the others are planned; of those, the ones held in
     the last pass (``rejoining``) join the queue now, behind the promises made meanwhile.
     ``warm``: an earlier pass's profile (``Schedule.hand_over``) to start from instead of
-    booking everything afresh; the plan is the same (jobs.scheduling.warm).
+    booking everything afresh; the plan is the same (jobs.scheduling.warm). ``fresh``: how
+    many jobs with no promise kept it plans (None: core.FRESH); the rest are not yet planned.
     """
-    result = Schedule(nodes, now, budget, compressions, warm, previous)
+    result = Schedule(nodes, now, budget, compressions, warm, previous, fresh)
     for job in running:
         result.hold(job, overdue)
     result.quota = _gated(result, queue, caps, used, rejoining, now)

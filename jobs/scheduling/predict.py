@@ -29,7 +29,7 @@ from jobs.scheduling.data import (
 )
 from jobs.scheduling.profile import Profile
 from jobs.scheduling.quotas import Cap
-from jobs.scheduling.reasons import NeverFits
+from jobs.scheduling.reasons import NeverFits, NotYetPlanned
 from jobs.scheduling.rebook import job_class
 from jobs.scheduling.rules import never_reason, rule_key, wait_reason
 from resources.placement import answer as placement
@@ -94,7 +94,10 @@ def forecast(
     if held is not None:  # after every planned and held job, until its team has room
         last = length + len(schedule.quota.held)
         return Prediction(False, None, last, last, None, held)
-    profile = ahead(schedule, planned_behind(keys, draft, position))
+    behind = planned_behind(keys, draft, position)
+    if schedule.unplanned_ahead(behind):  # its start depends on where those go
+        return Prediction(False, None, position, length, None, NotYetPlanned())
+    profile = ahead(schedule, behind)
     booking = schedule.book(draft, profile, inf)
     if booking.start is None:
         return Prediction(False, None, position, length, None, never_reason(schedule.infos, draft))

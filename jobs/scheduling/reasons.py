@@ -43,7 +43,22 @@ class HeldForQuota:
         return self.asks > self.maximum
 
 
-Reason = Shortfall | TooFewNodes | NoAllowedNode | HeldForQueue | HeldForQuota | NeverFits
+@dataclass(frozen=True, slots=True)
+class NotYetPlanned:
+    """A long queue planned afresh is planned a part a pass (``core.FRESH`` jobs, in queue
+    order): this job, or one ahead of it, is not reached yet. It gets a start within a few
+    passes; it holds no promise until then, and starts no earlier than that."""
+
+
+Reason = (
+    Shortfall
+    | TooFewNodes
+    | NoAllowedNode
+    | HeldForQueue
+    | HeldForQuota
+    | NotYetPlanned
+    | NeverFits
+)
 
 
 def _amount(resource: str, value: int) -> str:
@@ -90,6 +105,8 @@ def words(reason: Reason | None) -> str:
             return f"needs {need} nodes at once; only {fit} can take it now"
         case HeldForQueue():
             return "the free resources it fits on are reserved for jobs ahead of it"
+        case NotYetPlanned():
+            return "not planned yet: the queue ahead of it is still being planned"
         case HeldForQuota(holder=holder, maximum=maximum, asks=asks) if reason.never:
             return (
                 f"can never start: it asks {asks / 8:g} boards, "

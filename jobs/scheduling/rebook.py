@@ -20,6 +20,7 @@ from jobs.scheduling.booking import Booking, booked_items
 from jobs.scheduling.data import QueuedJob, Reservation
 from jobs.scheduling.node_fit import to_mask
 from jobs.scheduling.profile import Item, Profile, Timeline
+from jobs.scheduling.reasons import NotYetPlanned
 from jobs.scheduling.settled import Digest, node_key
 from jobs.scheduling.warm import EMPTY, install
 
@@ -161,6 +162,8 @@ def as_settled(
 def held_booking(schedule: Schedule, job: QueuedJob, held: Reservation) -> Booking | None:
     """The booking a previous reservation stands for, if it is still valid (its fit beside
     the others aside); None if not."""
+    if isinstance(held.reason, NotYetPlanned):  # no promise: planned afresh, in its turn
+        return None
     if held.start is None:
         # Kept only while the job still cannot start: then it holds nothing. Whether a job
         # can ever start does not depend on what is booked (everything ends).

@@ -3,9 +3,10 @@
 The pure core's pass over 1,000, 10,000 and 30,000 queued gang jobs on 1,000 nodes (the data
 mix of the database benchmarks: one model, 8 boards a node, specs of 1-8 boards, 1-16 nodes
 a job), each size in a process of its own so that its peak memory is its own: the first
-pass, the next one given the first one's reservations, digest and profile (what the worker
-does every few seconds once something changed: see jobs.scheduling.warm), the one after a
-job more was submitted, then the one after a running job ended early (each from the last
+pass (which plans core.FRESH jobs), the passes that plan the rest of the queue, the next
+one given the last one's reservations, digest and profile (what the worker does every few
+seconds once something changed: see jobs.scheduling.warm), the one after a job more was
+submitted, then the one after a running job ended early (each from the last
 one's profile), the peak resident memory, and a draft's prediction from the plan. Each line
 names its target. The database's part of a pass (its writes, the skip of a pass when
 nothing changed) is in ``make bench BENCH_ARGS="admission prediction"``.
@@ -51,16 +52,28 @@ def measure(size: int) -> dict:
     started = time.perf_counter()
     first = passes.schedule(nodes, [], queued, now)
     first_s = time.perf_counter() - started
+    running, waiting = after(first, queued)
+    # The passes that plan the rest of the queue, core.FRESH jobs each (the worker asks for
+    # each one as the last ends), up to the one that finds every job planned.
+    catching_up, plan, first = [], first, None
+    while True:
+        committed, digest, warm = plan.reservations, plan.digest, plan.hand_over()
+        plan = None  # one plan alive at a time, as in the worker
+        started = time.perf_counter()
+        plan = passes.schedule(nodes, running, waiting, now, committed, previous=digest,
+                               warm=warm)  # fmt: skip
+        catching_up.append(time.perf_counter() - started)
+        if not plan.unplanned:
+            break
     rng, times = random.Random(9), []
     for _ in range(30):
         draft = replace(uniform(NODES, 1, rng, now)[1][0], id=0, submitted_at=now)
         started = time.perf_counter()
-        predict(nodes, [], queued, draft, now, schedule=first)
+        predict(nodes, running, waiting, draft, now, schedule=plan)
         times.append((time.perf_counter() - started) * 1000)
     times.sort()
-    running, waiting = after(first, queued)
-    committed, digest, warm = first.reservations, first.digest, first.hand_over()
-    del first
+    committed, digest, warm = plan.reservations, plan.digest, plan.hand_over()
+    del plan
     started = time.perf_counter()
     second = passes.schedule(nodes, running, waiting, now, committed, previous=digest,
                              warm=warm)  # fmt: skip
@@ -84,6 +97,10 @@ def measure(size: int) -> dict:
     ended_s = time.perf_counter() - started
     return {
         "first": first_s,
+        "catch_up_passes": len(catching_up),
+        "catch_up_max": max(catching_up),
+        "catch_up": [round(t, 2) for t in catching_up],
+        "planned_after": first_s + sum(catching_up),
         "next": next_s,
         "submitted": submitted_s,
         "ended": ended_s,
@@ -95,6 +112,8 @@ def measure(size: int) -> dict:
 
 
 def scaling() -> list[tuple[str, str]]:
+    from jobs.scheduling.core import FRESH
+
     figures = []
     for size in SIZES:
         out = subprocess.run(
@@ -108,6 +127,13 @@ def scaling() -> list[tuple[str, str]]:
                 f"scaling: pass over {size:,} queued on {NODES:,} nodes, first / next",
                 f"{m['first']:.2f} s / {m['next']:.2f} s ({m['admitted']} admitted; "
                 f"target ≤ {first:g} s / ≤ {then:g} s)",
+            ),
+            (
+                f"scaling:   passes until every job is planned ({FRESH:,} more each), "
+                f"{size:,} queued",
+                f"{m['catch_up_passes']} more, the longest {m['catch_up_max']:.2f} s (≤ "
+                f"{first:g} s); every job planned {m['planned_after']:.1f} s of passes after "
+                "the first began",
             ),
             (
                 f"scaling:   the pass after one more job is submitted, {size:,} queued",

@@ -121,6 +121,17 @@ def admission_with_writes():
         ]
 
 
+def _until_planned(run_pass) -> list[float]:
+    """Passes until one leaves no job unplanned (core.FRESH): the time of each."""
+    times = []
+    while True:
+        started = time.perf_counter()
+        left = run_pass().unplanned
+        times.append(time.perf_counter() - started)
+        if not left:
+            return times
+
+
 def prediction_page():
     with bench_database():
         from django.contrib.auth.models import User
@@ -157,8 +168,9 @@ def prediction_page():
         from jobs.admission.db import run_pass
 
         started = time.perf_counter()
-        run_pass()  # what the worker does every few seconds: it stores every reservation
-        full_pass = time.perf_counter() - started
+        run_pass()  # the first pass: it plans core.FRESH jobs, the head of the queue
+        first_pass = time.perf_counter() - started
+        parts = _until_planned(run_pass)  # the passes it asks for, a part of the queue each
         started = time.perf_counter()
         run_pass()  # finds nothing to change, but plans the queue to know it
         confirming = time.perf_counter() - started
@@ -193,6 +205,9 @@ def prediction_page():
         started = time.perf_counter()
         client.post("/jobs/new/predict/", data)
         on_new_plan = (time.perf_counter() - started) * 1000
+        # The submit was urgent: every promise behind it was voided, planned again a part a
+        # pass by the passes that pass asked for.
+        replanned = _until_planned(run_pass)
         run_pass()  # changes nothing: the next one is skipped
         # Nothing changed since a pass that changed nothing: skipped after one query.
         started = time.perf_counter()
@@ -229,9 +244,17 @@ def prediction_page():
             ),
             (
                 "admission pass over 10,000 queued jobs, 1,000 nodes (with writes)",
-                f"{full_pass:.1f} s; the pass after it (nothing to change, planned to know "
-                f"it): {confirming:.1f} s; after one submit: {next_pass:.1f} s; the next pass, "
-                f"nothing changed since: {quiet_pass:.1f} ms",
+                f"first {first_pass:.2f} s (target ≤ 1 s); the pass after the queue is "
+                f"planned (nothing to change, planned to know it): {confirming:.1f} s; after "
+                f"one submit: {next_pass:.1f} s (then {len(replanned)} more to plan what it "
+                f"voided, the longest {max(replanned, default=0):.1f} s); the next pass, "
+                "nothing changed since: "
+                f"{quiet_pass:.1f} ms",
+            ),
+            (
+                "  the passes the first asks for, each planning the next part of the queue",
+                f"{len(parts)}, the longest {max(parts):.2f} s (≤ 1 s); every job planned "
+                f"{first_pass + sum(parts):.1f} s after the first began",
             ),
             (
                 "  publishing the plan (pickled to the cache), part of a pass",

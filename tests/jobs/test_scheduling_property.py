@@ -23,6 +23,7 @@ from jobs.scheduling import (
     SchedNode,
     schedule,
 )
+from jobs.scheduling.reasons import NotYetPlanned
 from resources.placement.capacity import Demand, NodeState, take
 from tests.strategies import pick
 
@@ -160,7 +161,7 @@ def assert_feasible(nodes, live, now, result, queue):
 
 
 def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=None, *,
-             standings=None, arrivals=()):  # fmt: skip
+             standings=None, arrivals=(), fresh=None):  # fmt: skip
     """Run passes at every job end; return each job's first promise and the real starts.
 
     ``standings(k)``: the teams' fair-share standings at pass ``k`` (SPEC G3; a job's team is
@@ -169,6 +170,8 @@ def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=No
     options = {} if budget is None else {"budget": budget}
     if compressions is not None:
         options["compressions"] = compressions
+    if fresh is not None:
+        options["fresh"] = fresh
     by_id = {n.id: n for n in nodes}
     used = {n.id: [n.state.cpu_used, n.state.memory_used, set(n.state.used_slots)] for n in nodes}
     for job in running:
@@ -208,7 +211,8 @@ def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=No
         digest, carried = result.digest, result.hand_over()
         assert_feasible(nodes, [j for j, _ in live.values()], now, result, everyone)
         for job_id, reservation in result.reservations.items():
-            promised.setdefault(job_id, reservation.start)
+            if not isinstance(reservation.reason, NotYetPlanned):  # no promise yet
+                promised.setdefault(job_id, reservation.start)
         for job_id, reservation in result.reservations.items():
             before = committed[job_id].start if committed and job_id in committed else None
             if before is not None:
@@ -235,11 +239,13 @@ def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=No
             live[job.id] = (ending, now + runtimes[job.id])
         if not waiting and all(at <= number for at, _ in arrivals):
             break
+        committed = {job_id: result.reservations[job_id] for job_id in waiting}
+        if result.unplanned:  # the next part of the queue is planned at once (admission.db)
+            continue
         if not live and all(at <= number for at, _ in arrivals):
             # Nothing left to wait for: whatever still waits was promised nothing.
             assert all(promised[job_id] is None for job_id in waiting), (waiting, promised)
             break
-        committed = {job_id: result.reservations[job_id] for job_id in waiting}
         if not live:  # the next arrival comes a moment later
             now += 1.0
             continue
@@ -253,10 +259,10 @@ def simulate(nodes, running, ends, queue, runtimes, budget=None, compressions=No
     return promised, started
 
 
-def check(scenario, budget=None, compressions=None, standings=None, arrivals=()):
+def check(scenario, budget=None, compressions=None, standings=None, arrivals=(), fresh=None):
     nodes, running, ends, queue, runtimes = scenario
     promised, started = simulate(nodes, running, ends, queue, runtimes, budget, compressions,
-                                 standings=standings, arrivals=arrivals)  # fmt: skip
+                                 standings=standings, arrivals=arrivals, fresh=fresh)  # fmt: skip
     for job in [*queue, *(job for _, job in arrivals)]:
         bound = promised[job.id]
         if bound is None:
@@ -285,6 +291,15 @@ def test_the_bound_holds_when_the_search_budget_runs_out(scenario, budget):
 def test_the_bound_holds_when_a_pass_stops_moving_reservations_earlier(scenario, compressions):
     # A pass out of compressions leaves the rest of the kept reservations as they are.
     check(scenario, compressions=compressions)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.sampled_from((1, 2, 3)), st.booleans())
+def test_the_bound_holds_when_a_pass_plans_only_a_part_of_the_queue(scenario, fresh, moving):
+    # A long queue is planned core.FRESH jobs a pass: the rest hold no promise until a
+    # later pass (asked for at once) reaches them; then theirs holds like any other.
+    draws = [(0.0, 1.0, 3.0), (3.0, 0.4, 0.0)]
+    check(scenario, fresh=fresh, standings=(lambda k: draws[k % 2]) if moving else None)
 
 
 STANDINGS = st.lists(st.tuples(*[pick((0.0, 0.4, 1.0, 1.7, 3.0))] * 3), min_size=1, max_size=6)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import sys
+from math import inf
 from pathlib import Path
 
 from jobs.scheduling import passes
@@ -27,7 +28,7 @@ def _worker_state(size: int):
     jobs running, the others waiting, and that pass's reservations and digest."""
     now = 1_000_000.0
     nodes, queued = uniform(1_000, size, random.Random(5), now)
-    first = passes.schedule(nodes, [], queued, now)
+    first = passes.schedule(nodes, [], queued, now, fresh=inf)  # the whole queue planned
     running, waiting = after(first, queued)
     return now, nodes, running, waiting, first.reservations, first.digest
 

@@ -1,0 +1,105 @@
+"""A long queue with no plan is planned a part a pass (jobs.scheduling.core.FRESH): the jobs
+not reached yet say so, hold no promise, and the next pass, asked for at once, goes on."""
+
+from decimal import Decimal
+
+import pytest
+
+from jobs.admission.db import run_pass
+from jobs.models import Job, Phase
+from jobs.scheduling import core
+from tests.helpers import wait_until
+from tests.jobs.factories import JobFactory
+from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
+
+
+@pytest.fixture
+def whole_cluster_jobs(alice, vision):
+    """Two 8-board nodes and five jobs that each take both, whole: one runs, the others
+    wait one behind the other."""
+    a100 = AcceleratorModelFactory(name="A100")
+    for i in range(2):
+        NodeFactory(name=f"g{i}", board_count=8, accelerator_model=a100)
+    whole = NodeSpecFactory(name="a100x8", boards=Decimal(8), accelerator_model=a100,
+                            cpu_millicores=1000, memory_mib=1024)  # fmt: skip
+    fields = {"owner": alice, "project": vision, "nodes_asked": 2, "mode": "pytorch"}
+    return [JobFactory(name=f"j{i}", specs=[whole], duration_hours=1 + i, **fields)
+            for i in range(5)]  # fmt: skip
+
+
+def standings(jobs):
+    rows = Job.objects.in_bulk([job.pk for job in jobs])
+    return [rows[job.pk] for job in jobs]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pass_plans_a_part_and_the_next_pass_the_rest(whole_cluster_jobs, monkeypatch):
+    monkeypatch.setattr(core, "FRESH", 2)
+    first = run_pass()
+    assert first.ran and len(first.admitted) == 1 and first.unplanned == 3
+    running, promised, *later = standings(whole_cluster_jobs)
+    assert running.phase == Phase.ADMITTED
+    assert promised.latest_start is not None and promised.reservation is not None
+    for job in later:
+        assert job.phase == Phase.QUEUED and job.latest_start is None
+        assert job.reservation is None  # no promise to keep
+        assert job.wait_detail == {"kind": "NotYetPlanned"}
+        assert job.wait_reason.startswith("not planned yet")
+    assert [job.queue_position for job in [promised, *later]] == [1, 2, 3, 4]
+
+    second = run_pass()
+    assert second.unplanned == 1
+    _, again, third, fourth, fifth = standings(whole_cluster_jobs)
+    assert again.latest_start == promised.latest_start  # the promise kept
+    assert promised.latest_start < third.latest_start < fourth.latest_start
+    assert fifth.latest_start is None
+
+    assert run_pass().unplanned == 0
+    *_, fifth = standings(whole_cluster_jobs)
+    assert fifth.latest_start > fourth.latest_start and fifth.wait_detail["kind"] != "NotYetPlanned"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_plans_the_rest_without_waiting_for_beat(
+    whole_cluster_jobs, monkeypatch, celery_worker
+):
+    # No beat here: only the passes each pass asks for plan the rest of the queue.
+    monkeypatch.setattr(core, "FRESH", 1)
+    assert run_pass().unplanned == 4  # the job admitted was the one planned
+    wait_until(
+        lambda: all(job.latest_start for job in standings(whole_cluster_jobs)[1:]),
+        timeout=30,
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_form_and_the_queue_say_what_is_not_planned_yet(
+    client, alice, job_post, whole_cluster_jobs, monkeypatch
+):
+    from django.utils import timezone
+
+    from resources.models import Node
+
+    jobs = whole_cluster_jobs
+    # Only the two nodes the jobs take (job_post's inventory brings others).
+    Node.objects.exclude(name__in=["g0", "g1"]).update(retired_at=timezone.now())
+    monkeypatch.setattr(core, "FRESH", 2)
+    run_pass()
+    client.force_login(alice)
+    whole = {"specs": [jobs[0].specs.get().pk], "mode": "pytorch", "node_count": "2"}
+    # Behind the jobs not planned yet, a draft's start depends on where they go.
+    behind = " ".join(client.post("/jobs/new/predict/", job_post(**whole)).content.decode().split())
+    assert "Will queue: position 6 of 6" in behind and "Starts by" not in behind
+    assert "not planned yet" in behind
+    # Ahead of them (urgent), it is planned against the promises ahead of it alone.
+    urgent = job_post(**whole, priority="1")
+    ahead = " ".join(client.post("/jobs/new/predict/", urgent).content.decode().split())
+    assert "Will queue: position 1 of 6" in ahead and "Starts by" in ahead
+    page = client.get("/queue/").content.decode()
+    assert page.count('data-testid="not-yet-planned"') == 3
+    detail = client.get(f"/jobs/{jobs[4].pk}/").content.decode()
+    assert "No start time yet." in detail and "not planned yet:" in detail
+    client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/"})
+    page = client.get("/queue/").content.decode()
+    row = page.split(f'data-job="{jobs[4].name}"')[1].split("</tr>")[0]
+    assert "not planned" not in row and "尚未" in row
