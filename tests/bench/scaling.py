@@ -112,7 +112,7 @@ def measure(size: int) -> dict:
 
 
 def scaling() -> list[tuple[str, str]]:
-    from jobs.scheduling.core import FRESH
+    from jobs.scheduling.core import FRESH, FRESH_SHARE
 
     figures = []
     for size in SIZES:
@@ -129,7 +129,8 @@ def scaling() -> list[tuple[str, str]]:
                 f"target ≤ {first:g} s / ≤ {then:g} s)",
             ),
             (
-                f"scaling:   passes until every job is planned ({FRESH:,} more each), "
+                f"scaling:   passes until every job is planned "
+                f"({max(FRESH, size // FRESH_SHARE):,} more each), "
                 f"{size:,} queued",
                 f"{m['catch_up_passes']} more, the longest {m['catch_up_max']:.2f} s (≤ "
                 f"{first:g} s); every job planned {m['planned_after']:.1f} s of passes after "
