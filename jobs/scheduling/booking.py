@@ -22,7 +22,7 @@ class Booking:
     # re-books a long queue's reservations: made again, they were a tenth of its time).
     placements: tuple | None = None
     # Its spec and replicas by node id (settled.booking_key), once worked out: they never
-    # change, its start may (core.Schedule._settle).
+    # change, its start may (outcome.settle).
     where: tuple | None = None
 
 

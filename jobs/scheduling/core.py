@@ -16,10 +16,10 @@ keeping the old booking when nothing earlier fits (only those room given back co
 reach, see :mod:`.settled`, and at most COMPRESSIONS of them a pass: the rest wait for the
 next). Every booking made is feasible beside all others, so the profile never overbooks a
 node, and no reservation ever moves later.
-Last, every start is made ``now`` or the end of some job on its nodes (``_settle``): so the
-earliest start still to come is a running job's end, a pass comes by then (jobs end by their
-``ends_at``), and each job is admitted by its reserved start. Reservations are all-or-none
-(SPEC Q3), so admissions are too. A job that arrives ahead of committed ones (a higher
+Last, every start is made ``now`` or the end of some job on its nodes (outcome.settle):
+so the earliest start still to come is a running job's end, a pass comes by then (jobs end
+by their ``ends_at``), and each job is admitted by its reserved start. Reservations are
+all-or-none (SPEC Q3), so admissions are too. A job that arrives ahead of committed ones (a higher
 priority, a resubmission) voids the commitments behind it: those are planned afresh.
 A job with no promise that only fair share (SPEC G3) put ahead of promised jobs of its own
 class voids nothing: it is searched for beside their promises (rebook.recommit_all).
@@ -31,17 +31,17 @@ The property test in tests/jobs/test_scheduling_property.py simulates exactly th
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from math import inf
 from operator import attrgetter
 
+from jobs.scheduling import outcome
 from jobs.scheduling.booking import Booking, booked_items
 from jobs.scheduling.capable import Capable
 from jobs.scheduling.data import (
     Admission,
     Alternative,
-    Placement,
     QueuedJob,
     Reservation,
     RunningJob,
@@ -50,9 +50,9 @@ from jobs.scheduling.data import (
 from jobs.scheduling.node_fit import NodeInfo, to_mask
 from jobs.scheduling.profile import Item, Profile
 from jobs.scheduling.quotas import Gate
-from jobs.scheduling.reasons import NotYetPlanned, Shortfall
+from jobs.scheduling.reasons import Shortfall
 from jobs.scheduling.rebook import recommit_all
-from jobs.scheduling.rules import never_reason, rule_key, wait_reason
+from jobs.scheduling.rules import rule_key
 from jobs.scheduling.search import Found, earliest, place
 from jobs.scheduling.settled import NO_TRACKER, Digest, NoTracker, Tracker
 from jobs.scheduling.warm import carried, forget_answers, left_with
@@ -130,7 +130,7 @@ class Schedule(Capable):
         self.track: Tracker | NoTracker = NO_TRACKER
         self.digest: Digest | None = None  # for the next pass (see run)
         # The queue's split by quota maximums (SPEC G1): set before run, which plans only
-        # the jobs it lets in; the held ones come last, with no start (see _finish).
+        # the jobs it lets in; the held ones come last, with no start (see outcome.held).
         self.quota = Gate()
         # Each project's fair-share standing the queue was ordered by (SPEC G3): a draft
         # takes its project's, to find its place among them.
@@ -149,12 +149,12 @@ class Schedule(Capable):
     def reservation(self, job_id: int) -> Reservation | None:
         """A queued job's reservation (None if the plan does not hold the job)."""
         if job_id in self.quota.held and self.reservations is None:
-            return self._held()[job_id]
+            return outcome.held(self)[job_id]
         if self.reservations is not None or job_id not in self.bookings:
             return (self.reservations or {}).get(job_id)
         job = next(job for job in self.order if job.id == job_id)
         position = bisect_left(self.keys, job.queue_key) + 1
-        return self._reservation(job, self.bookings[job_id], position)
+        return outcome.reservation_of(self, job, self.bookings[job_id], position)
 
     # -- the pass ---------------------------------------------------------------------------
 
@@ -210,8 +210,8 @@ class Schedule(Capable):
                     self._compress(job)
             for job in self.order[kept:]:
                 self._fresh(job)
-        self._settle()
-        self._finish()
+        outcome.settle(self)
+        outcome.finish(self)
         if not replay:
             self.digest = self.track.digest()
             self.track = NO_TRACKER
@@ -264,39 +264,6 @@ class Schedule(Capable):
             self.track.undo(given, job)  # booked again as it was: it gave nothing back
         self._insert(job, self.bookings[job.id])
 
-    def _settle(self) -> None:
-        """Make every reservation start now or when something ends on its nodes.
-
-        A pass is due at every job end, so such a start is never missed. A reservation kept
-        in compression (or found by a search cut short by its budget) may have lost the end
-        it started at: a job ending there moved earlier. Nothing ends on its nodes between
-        the last end before its start and its start, so from that end its windows hold no
-        more than from its start: the same replicas fit there, earlier. Taken in start order,
-        a move only loses an end later than its own start, still to be settled.
-        """
-        starts = {job.id: self.bookings[job.id].start for job in self.order}
-        later = [job for job in self.order if starts[job.id] is not None]
-        for job in sorted(later, key=lambda job: starts[job.id]):
-            if starts[job.id] == self.now:
-                continue
-            booking = self.bookings[job.id]
-            nodes = {index for index, _ in booking.replicas}
-            if not any(self.timelines[index].ends.get(booking.start) for index in nodes):
-                self._remove(job, booking)
-                booking.start = self._last_end(booking)
-                self._insert(job, booking)
-
-    def _last_end(self, booking: Booking) -> float:
-        """The last end (or now) on the booking's nodes at or before its start."""
-        latest = self.now
-        for index, _ in booking.replicas:
-            tl = self.timelines[index]
-            k = bisect_right(tl.times, booking.start) - 1
-            while k and not tl.ends.get(tl.times[k]):
-                k -= 1
-            latest = max(latest, tl.times[k])
-        return latest
-
     def book(self, job: QueuedJob, profile: Profile, horizon: float) -> Booking:
         """Where the job would go in ``profile`` at its earliest start (nothing is booked)."""
         best = self._best(job, profile, horizon)
@@ -345,13 +312,6 @@ class Schedule(Capable):
         blockers.discard(job.id)
         return Booking(found.start, alternative, replicas, tuple(sorted(blockers)))
 
-    def _ending(self, t: float, indices: Iterable[int]) -> set[int]:
-        """Jobs with a replica ending at ``t`` on these nodes."""
-        owners: set[int] = set()
-        for index in indices:
-            owners.update(self.timelines[index].ends.get(t, ()))
-        return owners
-
     def _insert(self, job: QueuedJob, booking: Booking) -> None:
         for index, key, item in booked_items(job, booking):
             self.profile.add(index, key, item)
@@ -361,64 +321,7 @@ class Schedule(Capable):
         for k, (index, _) in enumerate(booking.replicas):
             self.profile.remove(index, (job.id, k))
 
-    def _finish(self) -> None:
-        # Blockers found when a reservation was made may have left since (it was committed
-        # in an earlier pass): name those ending at its start on its own nodes, else the
-        # earlier ones still here.
-        live = {item.owner for _, item in self.running}
-        live.update(job_id for job_id, b in self.bookings.items() if b.start is not None)
-        for job in self.order:
-            booking = self.bookings[job.id]
-            if booking.start is not None and booking.start > self.now:
-                own = self._ending(booking.start, {index for index, _ in booking.replicas})
-                own.discard(job.id)
-                kept = own or {owner for owner in booking.blockers if owner in live}
-                booking.blockers = tuple(sorted(kept))
-        for position, job in enumerate(self.order, 1):
-            booking = self.bookings[job.id]
-            if job.id in self.unplanned and position < self.first_unplanned:
-                self.first_unplanned = position
-            self.reservations[job.id] = self._reservation(job, booking, position)
-            if booking.start == self.now:
-                placements = self.reservations[job.id].placements
-                self.admissions.append(Admission(job.id, booking.alternative.spec_id, placements))
-        self.reservations.update(self._held())
-
-    def _held(self) -> dict[int, Reservation]:
-        """The jobs held for their team's maximum: after every planned job, in queue order,
-        with no start (they are planned once their team has room)."""
-        first = len(self.order) + 1
-        return {
-            job_id: Reservation(job_id, position, None, None, None, (), reason)
-            for position, (job_id, reason) in enumerate(self.quota.held.items(), first)
-        }
-
     def unplanned_ahead(self, position: int) -> bool:
         """Whether a job ahead of ``position`` is not planned yet: what a job there would
         get depends on where those go."""
         return self.first_unplanned < position
-
-    def _reservation(self, job: QueuedJob, booking: Booking, position: int) -> Reservation:
-        if job.id in self.unplanned:
-            return Reservation(job.id, position, None, None, None, (), NotYetPlanned(), ())
-        if booking.start is None:
-            return Reservation(
-                job.id, position, None, None, None, (), never_reason(self.infos, job), ()
-            )
-        demand, placements = booking.alternative.demand, booking.placements
-        if placements is None:
-            placements = tuple(
-                Placement(self.infos[index].id, demand.cpu, demand.memory, slots)
-                for index, slots in booking.replicas
-            )
-        starts_now = booking.start == self.now
-        return Reservation(
-            job_id=job.id,
-            position=position,
-            start=booking.start,
-            end=booking.start + job.duration,
-            spec_id=booking.alternative.spec_id,
-            placements=placements,
-            reason=None if starts_now else wait_reason(self, job, booking.alternative),
-            blockers=booking.blockers,
-        )
