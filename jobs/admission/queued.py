@@ -32,17 +32,20 @@ def queued_job(
     project: int | None = None,
     claiming: bool = False,
     fair: float = 0.0,
+    made: dict | None = None,
 ) -> QueuedJob | None:
     """The job as the queue holds it; None when it has no node spec to choose.
 
     ``specs``: node specs (model rows) in the user's order; ``elastic_min``: the elastic
     minimum, None or 0 when the job is not elastic; ``submitted_at``: epoch seconds.
     A draft's node count may still be unchecked: it is held within 1..MAX_NODES, the form's
-    own limit, so a prediction never plans for a job the form would refuse.
+    own limit, so a prediction never plans for a job the form would refuse. ``made``: the
+    alternatives made so far, shared by the jobs of one load (a long queue has thousands of
+    jobs and a few dozen distinct alternatives; its specs must not change meanwhile).
     """
     nodes = max(1, min(nodes_asked or 1, MAX_NODES))
     minimum = min(elastic_min, nodes) if elastic_min else None
-    alternatives = tuple(Alternative(spec.pk, demand_of(spec), nodes, minimum) for spec in specs)
+    alternatives = tuple(_alternative(spec, nodes, minimum, made) for spec in specs)
     if not alternatives:
         return None
     return QueuedJob(
@@ -60,3 +63,13 @@ def queued_job(
         claiming=claiming,
         fair=fair,
     )
+
+
+def _alternative(spec, nodes: int, minimum: int | None, made: dict | None) -> Alternative:
+    if made is None:
+        return Alternative(spec.pk, demand_of(spec), nodes, minimum)
+    key = (spec.pk, nodes, minimum)
+    alternative = made.get(key)
+    if alternative is None:
+        alternative = made[key] = Alternative(spec.pk, demand_of(spec), nodes, minimum)
+    return alternative

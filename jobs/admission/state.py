@@ -185,11 +185,14 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False, fair=None, mo
     row has QUEUE_FIELDS and ``more``."""
     from resources.models import ResourcePool
 
-    pools_of: dict[int, set[int]] = defaultdict(set)
+    pools: dict[int, set[int]] = defaultdict(set)
     for pool, project in ResourcePool.projects.through.objects.values_list(
         "resourcepool_id", "project_id"
     ):
-        pools_of[project].add(pool)
+        pools[project].add(pool)
+    # One set per project, shared by its jobs, and one alternative per spec and node count.
+    pools_of = defaultdict(frozenset, {project: frozenset(ids) for project, ids in pools.items()})
+    made: dict = {}
     specs = {spec.pk: spec for spec in NodeSpec.objects.all()}
     choices: dict[int, list[int]] = defaultdict(list)
     chosen = JobSpecChoice.objects.filter(job__phase=phase) if phase else JobSpecChoice.objects
@@ -217,6 +220,7 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False, fair=None, mo
             project=row["project_id"],
             claiming=row["claiming_since"] is not None,
             fair=(fair or {}).get(row["project_id"], 0.0),
+            made=made,
         )
         if queued is not None:
             yield row, queued

@@ -25,6 +25,15 @@ class Booking:
     # change, its start may (outcome.settle).
     where: tuple | None = None
 
+    def __getstate__(self) -> tuple:
+        # Stored with the plan (jobs.admission.plans) without the two caches, worked out
+        # again when asked for: they were a third of a long queue's stored plan.
+        return self.start, self.alternative, self.replicas, self.blockers
+
+    def __setstate__(self, state: tuple) -> None:
+        self.start, self.alternative, self.replicas, self.blockers = state
+        self.placements = self.where = None
+
 
 def booked_items(job: QueuedJob, booking: Booking) -> Iterator[tuple[int, tuple[int, int], Item]]:
     """Each replica of the job's booking as the profile holds it: (node index, key, item)."""

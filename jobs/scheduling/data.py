@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from jobs.scheduling.compact import tuple_state
 from jobs.scheduling.reasons import Reason
 
 # The scheduler's node is placement's, which /cluster/ asks too (re-exported here).
@@ -28,6 +29,7 @@ class Placement(NamedTuple):
     slots: tuple[int, ...] = ()
 
 
+@tuple_state
 @dataclass(frozen=True, slots=True)
 class Alternative:
     """One node spec a job may run on: ``nodes`` replicas of ``demand``, at least ``min_nodes``.
@@ -47,6 +49,7 @@ class Alternative:
         object.__setattr__(self, "min_nodes", minimum)  # always an int from here on
 
 
+@tuple_state
 @dataclass(frozen=True, slots=True)
 class QueuedJob:
     """A job waiting in the queue (SPEC J9–J14, J17, Q2).
@@ -89,6 +92,7 @@ class QueuedJob:
         return (-self.priority, not self.resubmitted, self.fair, self.submitted_at, self.id)
 
 
+@tuple_state
 @dataclass(frozen=True, slots=True)
 class RunningJob:
     """A job holding resources; it ends at the latest at ``ends_at`` (start + duration)."""
@@ -98,6 +102,7 @@ class RunningJob:
     holdings: tuple[Placement, ...]
 
 
+@tuple_state
 @dataclass(frozen=True, slots=True)
 class Admission:
     """Start this job now on this spec, one placement per replica (all at once: SPEC Q3)."""
@@ -107,6 +112,7 @@ class Admission:
     placements: tuple[Placement, ...]
 
 
+@tuple_state
 @dataclass(frozen=True, slots=True)
 class Reservation:
     """Where a queued job stands.
@@ -131,6 +137,7 @@ class Reservation:
     blockers: tuple[int, ...] = ()
 
 
+@tuple_state
 @dataclass(frozen=True, slots=True)
 class Suggestion:
     """A change to a draft that would let it start now.
@@ -144,6 +151,7 @@ class Suggestion:
     value: int | None
 
 
+@tuple_state
 @dataclass(frozen=True, slots=True)
 class Prediction:
     """The answer to "what if I submit this draft now" (SPEC J24, Q5)."""

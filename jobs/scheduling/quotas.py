@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from jobs.scheduling.compact import tuple_state
 from jobs.scheduling.data import Alternative, QueuedJob
 from jobs.scheduling.reasons import HeldForQuota
 
@@ -35,6 +36,7 @@ EIGHTHS = 8
 NO_MAXIMUM = 1 << 62  # a quota without a maximum: it holds no job back
 
 
+@tuple_state
 @dataclass(frozen=True, slots=True)
 class Cap:
     """A quota of boards of ``model`` (in ``pool``; None: on every node) over ``projects``:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pickle
 import random
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pytest
 from django.db import connection
@@ -16,7 +16,9 @@ from jobs.admission.db import run_pass
 from jobs.admission.state import unchanged_since
 from jobs.models import Job, Phase, Priority
 from jobs.scheduling import passes
+from jobs.scheduling.compact import tuple_state
 from jobs.scheduling.predict import forecast, standing
+from jobs.scheduling.profile import Item
 from tests.bench.scheduler_core import uniform
 from tests.helpers import other_connection
 from tests.jobs.factories import JobFactory
@@ -179,3 +181,33 @@ def test_a_stored_plan_answers_every_draft_as_the_one_made():
         assert standing(stored, job.id) == standing(made, job.id)
         assert stored.reservation(job.id) == made.reservations[job.id]
     assert stored.reservation(10**9) is None
+    # Stored compactly (jobs.scheduling.compact, Booking, Timeline): the same values back.
+    assert stored.order == made.order and stored.quota.plannable == made.quota.plannable
+    for kept, original in zip(stored.profile.timelines, made.profile.timelines, strict=True):
+        assert kept.items == original.items
+        assert all(type(item) is Item for item in kept.items.values())
+    for job_id, booking in stored.bookings.items():
+        assert booking.placements is None and booking.where is None  # worked out again
+        assert (booking.start, booking.replicas) == (
+            made.bookings[job_id].start,
+            made.bookings[job_id].replicas,
+        )
+
+
+@tuple_state
+@dataclass(frozen=True, slots=True)
+class _One:
+    value: int
+
+
+@tuple_state
+@dataclass(frozen=True, slots=True)
+class _Two:
+    name: str
+    count: int = 0
+
+
+def test_frozen_dataclasses_are_stored_as_a_tuple_of_their_fields():
+    for value in (_One(3), _Two("a", 2), _Two("b")):
+        assert value.__getstate__() == tuple(getattr(value, f) for f in value.__slots__)
+        assert pickle.loads(pickle.dumps(value)) == value
