@@ -45,6 +45,7 @@ def queued_job(
     """
     nodes = max(1, min(nodes_asked or 1, MAX_NODES))
     minimum = min(elastic_min, nodes) if elastic_min else None
+    made = {} if made is None else made
     alternatives = tuple(_alternative(spec, nodes, minimum, made) for spec in specs)
     if not alternatives:
         return None
@@ -65,11 +66,8 @@ def queued_job(
     )
 
 
-def _alternative(spec, nodes: int, minimum: int | None, made: dict | None) -> Alternative:
-    if made is None:
-        return Alternative(spec.pk, demand_of(spec), nodes, minimum)
+def _alternative(spec, nodes: int, minimum: int | None, made: dict) -> Alternative:
     key = (spec.pk, nodes, minimum)
-    alternative = made.get(key)
-    if alternative is None:
-        alternative = made[key] = Alternative(spec.pk, demand_of(spec), nodes, minimum)
-    return alternative
+    if key not in made:
+        made[key] = Alternative(spec.pk, demand_of(spec), nodes, minimum)
+    return made[key]

@@ -64,18 +64,18 @@ class Timeline:
         # would cost more the longer the queue (the pass would grow faster than its queue).
         self.room: dict[tuple, tuple[Demand, list[float], list[float]]] = {}
 
-    def __getstate__(self) -> tuple:
+    def __getstate__(self) -> dict:
         # Stored with the plan (jobs.admission.plans): its items as plain tuples, which
         # pickle without a call each (a long queue's plan holds tens of thousands).
         state = {name: getattr(self, name) for name in self.__slots__}
         state["items"] = {key: tuple(item) for key, item in self.items.items()}
-        return None, state
+        return state
 
-    def __setstate__(self, state: tuple) -> None:
+    def __setstate__(self, state: dict) -> None:
         make = tuple.__new__  # Item(*values) without its Python-level constructor
-        for name, value in state[1].items():
+        self.items = {key: make(Item, values) for key, values in state.pop("items").items()}
+        for name, value in state.items():
             setattr(self, name, value)
-        self.items = {key: make(Item, values) for key, values in self.items.items()}
 
     def shape_id(self) -> int:
         if self.shape is None:
