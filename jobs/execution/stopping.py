@@ -50,9 +50,12 @@ def _stop_now(attempt: Attempt, seconds: int) -> None:
 
 
 def forget(job: Job) -> None:
-    """A deleted job's workloads: cleaned up once its graceful time has passed."""
-    seconds = job.graceful_shutdown_seconds + 5
-    for workload, cluster in job.attempts.values_list("workload_id", "cluster_id"):
+    """A deleted job's workloads: cleaned up once its graceful time has passed, or at once
+    for an attempt that has ended already (nothing of it runs any more)."""
+    graceful = job.graceful_shutdown_seconds + 5
+    attempts = job.attempts.values_list("workload_id", "cluster_id", "ended_at")
+    for workload, cluster, ended_at in attempts:
+        seconds = 0 if ended_at else graceful
         transaction.on_commit(
-            lambda w=workload, c=cluster: send("jobs.tasks.clean_up", w, c, countdown=seconds)
+            lambda w=workload, c=cluster, s=seconds: send("jobs.tasks.clean_up", w, c, countdown=s)
         )

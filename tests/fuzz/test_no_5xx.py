@@ -14,6 +14,7 @@ usernames at login and an empty ``_to_field`` in Django's admin are sent too.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -163,7 +164,7 @@ class Fuzzer:
         self.requests = 0
         self.allowed: set[tuple[str, str]] = set()  # (route name, method) not answered 405
         self.statuses: Counter = Counter()
-        self.passes: dict[str, int] = {}
+        self.passes: dict[str, dict] = {}
         self.by_route: dict[str, Counter] = {}
         self.failures: list[str] = []
         # GETs already sent, as sent: hypothesis draws the same small request many times
@@ -195,6 +196,16 @@ class Fuzzer:
             session.close()
             self.sessions[role] = self.http(self.actors[role])  # logged in again
         return response
+
+    @contextlib.contextmanager
+    def timed(self, name: str):
+        """A pass's requests and seconds, for the artifact."""
+        requests, started = self.requests, time.monotonic()
+        try:
+            yield
+        finally:
+            seconds = round(time.monotonic() - started, 1)
+            self.passes[name] = {"requests": self.requests - requests, "seconds": seconds}
 
     def record(self, seconds: float, examples: int) -> None:
         routes = self.by_route.items()
@@ -294,13 +305,13 @@ def test_no_address_answers_5xx(http, world, alice, bob, lead, charlie, admin):
     if SEED is not None:
         explore = seed(int(SEED))(explore)
     try:
-        deep_sweep(fuzzer, world, routes)
-        fuzzer.passes["deep sweep"] = fuzzer.requests
-        access_sweep(fuzzer, world, routes)
-        fuzzer.passes["access sweep"] = fuzzer.requests - fuzzer.passes["deep sweep"]
+        with fuzzer.timed("deep sweep"):
+            deep_sweep(fuzzer, world, routes)
+        with fuzzer.timed("access sweep"):
+            access_sweep(fuzzer, world, routes)
         assert KEEP_GOING or fuzzer.failures == [], "\n".join(fuzzer.failures)
-        explore()
-        fuzzer.passes["hypothesis"] = fuzzer.requests - sum(fuzzer.passes.values())
+        with fuzzer.timed("hypothesis"):
+            explore()
     finally:
         fuzzer.record(time.monotonic() - started, EXAMPLES)
     assert fuzzer.failures == [], "\n".join(fuzzer.failures)
