@@ -316,26 +316,29 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker, worker_id):
-    """Each test process's jobs get ids far from the other's. A job's framework port comes
-    from its id (jobs.launch.port_for), and the local backend's jobs of both test processes
+    """Each test process's jobs get ids far from the others'. A job's framework port comes
+    from its id (jobs.launch.port_for), and the local backend's jobs of every test process
     share this machine: two TensorFlow jobs with one id, one in each process's database,
-    would both listen on one port, and the second could not start."""
+    would both listen on one port, and the second could not start. So the ports' cycle is
+    cut in as many parts as there are processes, one each: their jobs stay apart as long as
+    none makes a thousand more jobs than another."""
+    import os
+
     from django.db import connection
 
+    from jobs.launch import PORT_RANGE
+
     if worker_id.startswith("gw"):
+        low, high = PORT_RANGE
+        spacing = (high - low + 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
         with django_db_blocker.unblock(), connection.cursor() as cursor:
             cursor.execute(
                 "SELECT setval(pg_get_serial_sequence('jobs_job', 'id'), %s)",
-                [1 + int(worker_id[2:]) * ID_SPACING],
+                [1 + int(worker_id[2:]) * spacing],
             )
     yield
     with django_db_blocker.unblock():
         end_other_sessions(connection)
-
-
-# Half of the ports' cycle (PORT_RANGE): two test processes' jobs stay apart as long as
-# neither makes thousands more jobs than the other.
-ID_SPACING = 2500
 
 
 @pytest.fixture(scope="session")

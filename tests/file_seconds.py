@@ -1,11 +1,11 @@
 """How long each test file takes, so the slowest start first.
 
-Two test processes share the suite a file at a time (`make test`: ``--dist loadfile``). Left
+The test processes share the suite a file at a time (`make test`: ``--dist loadfile``). Left
 to itself, pytest-xdist hands out the files with the most tests first, and the few files that
 take minutes with a handful of tests (the fuzzer, the soak, the chaos run) start last: one
-process then works alone for minutes at the end while the other waits. ``FILE_SECONDS`` (the
+process then works alone for minutes at the end while the others wait. ``FILE_SECONDS`` (the
 seconds each file took in a measured run) lets ``tests/conftest.py`` start the longest files
-first instead, so that both processes finish together.
+first instead, so that the processes finish together.
 
 Measure again after a test file grows or a new slow one lands:
 
