@@ -12,13 +12,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
-@contextmanager
-def bench_database() -> Iterator[None]:
-    """Django set up on a fresh test database (created, migrated, dropped afterwards)."""
+def django_ready() -> None:
+    """Django set up (its apps loaded), for a benchmark run on its own: the models' modules
+    cannot be imported before."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
     import django
 
     django.setup()
+
+
+@contextmanager
+def bench_database() -> Iterator[None]:
+    """Django set up on a fresh test database (created, migrated, dropped afterwards)."""
+    django_ready()
     from django.conf import settings
     from django.test.utils import setup_databases, teardown_databases
 

@@ -131,7 +131,10 @@ def _admit(label: str, nodes, busy, jobs, now) -> list[tuple[str, str]]:
     started = time.perf_counter()
     again = passes.schedule(nodes, busy, jobs, now, result.reservations)
     next_pass = time.perf_counter() - started
-    assert [a.job_id for a in again.admissions] == [a.job_id for a in result.admissions]
+    # The next pass keeps every admission the first made; it may add some: a first pass
+    # plans only core.FRESH jobs, and the next ones the next pass, which admits any of them
+    # that can start now.
+    assert {a.job_id for a in result.admissions} <= {a.job_id for a in again.admissions}
     return [
         (f"admit, {label}: one pass (median of 5)", f"{elapsed * 1000:.0f} ms"),
         (f"admit, {label}: admissions", f"{admitted} of {len(jobs)} jobs"),
