@@ -44,6 +44,9 @@ _all_but_fair = attrgetter(*(f.name for f in fields(QueuedJob) if f.name != "fai
 # reached (searched again), so that after a large change (a queue's worth of room given
 # back) a pass does not check every job against all of it.
 REACH_LIMIT = 256
+# The log's entries on a group's nodes are kept in blocks of this many, each with its
+# earliest start: a block that starts at or after a job's reach is passed over whole.
+BLOCK = 64
 
 
 def node_key(info: NodeInfo) -> tuple:
@@ -98,7 +101,8 @@ class Tracker:
         self.marks: dict[int, int] = {}  # job id -> log position of its last exact search
         self._read = 0  # log entries sorted into _by_node and _live so far
         self._by_node: dict[int, list[tuple[int, float]]] = {}  # index -> (position, start)
-        self._live: dict[tuple, list] = {}  # group -> [log position read, entries]
+        # group -> [log position read, entries, earliest start of each BLOCK of them]
+        self._live: dict[tuple, list] = {}
 
     def begin(self) -> None:
         """The pass's holdings and re-booked reservations are in: from now on, log what the
@@ -159,18 +163,25 @@ class Tracker:
         now, timelines = self.schedule.now, self.schedule.timelines
         for group, nodes in self._groups(job):
             demand, key = group[1], demand_key(group[1])
-            entries = self._entries(group, nodes)
-            for k in range(bisect_left(entries, (since,)), len(entries)):
-                _, index, given, until = entries[k]
-                if given >= reach:
+            entries, earliest = self._entries(group, nodes)
+            k, count = bisect_left(entries, (since,)), len(entries)
+            while k < count:
+                block = k // BLOCK
+                end = min((block + 1) * BLOCK, count)
+                if earliest[block] >= reach:  # none of the block is within reach
+                    k = end
                     continue
-                looked += 1
-                if looked > REACH_LIMIT:
-                    return True
-                for run_start, run_end in timelines[index].runs_over(demand, key, given, until):
-                    begin = max(run_start, now)
-                    if begin < start and run_end - begin >= duration:
+                for _, index, given, until in entries[k:end]:
+                    if given >= reach:
+                        continue
+                    looked += 1
+                    if looked > REACH_LIMIT:
                         return True
+                    for run_start, run_end in timelines[index].runs_over(demand, key, given, until):
+                        begin = max(run_start, now)
+                        if begin < start and run_end - begin >= duration:
+                            return True
+                k = end
         return False
 
     def _sort_in(self) -> None:
@@ -180,20 +191,25 @@ class Tracker:
             self._by_node.setdefault(index, []).append((position, given))
         self._read = len(log)
 
-    def _entries(self, group: tuple, nodes: frozenset[int]) -> list:
-        """The log's entries on the group's nodes in log order, as (position,
-        node index, start, end): those read since its last question are added."""
+    def _entries(self, group: tuple, nodes: frozenset[int]) -> tuple[list, list[float]]:
+        """The log's entries on the group's nodes in log order, as (position, node index,
+        start, end), and the earliest start of each BLOCK of them: those read since its
+        last question are added."""
         live = self._live.get(group)
         if live is None:
-            live = self._live[group] = [0, []]
-        read, entries = live
+            live = self._live[group] = [0, [], []]
+        read, entries, earliest = live
         log = self.log
         for position in range(read, len(log)):
             index, given, until = log[position]
             if index in nodes:
+                if len(entries) % BLOCK == 0:
+                    earliest.append(given)
+                elif given < earliest[-1]:
+                    earliest[-1] = given
                 entries.append((position, index, given, until))
         live[0] = len(log)
-        return entries
+        return entries, earliest
 
     def _groups(self, job: QueuedJob):
         """The job's specs' nodes, as ((rules, demand), node indices)."""

@@ -247,3 +247,88 @@ def test_the_digest_never_changes_the_plan(scenario, data, budget):
     # And the digest that pass leaves serves the one after it alike.
     third = schedule(nodes, busy, queue, now, spared.reservations, previous=spared.digest)
     assert third.reservations == schedule(nodes, busy, queue, now, spared.reservations).reservations
+
+
+def _reached_plainly(tracker, job, booking, since: int) -> bool:
+    """Tracker._reached as its docstring says, every entry of the log from ``since`` on
+    looked at in turn: the answer its blocks must give."""
+    from jobs.scheduling.profile import demand_key
+    from jobs.scheduling.settled import REACH_LIMIT
+
+    log = tracker.log
+    if since >= len(log):
+        return False
+    start, duration = booking.start, job.duration
+    reach, looked = start + duration, 0
+    for index, _ in booking.replicas:
+        for on, back, _until in log[since:]:
+            if on == index:
+                looked += 1
+                if back < reach or looked > REACH_LIMIT:
+                    return True
+    now, timelines = tracker.schedule.now, tracker.schedule.timelines
+    for group, nodes in tracker._groups(job):
+        demand, key = group[1], demand_key(group[1])
+        for index, back, until in log[since:]:
+            if index not in nodes or back >= reach:
+                continue
+            looked += 1
+            if looked > REACH_LIMIT:
+                return True
+            for run_start, run_end in timelines[index].runs_over(demand, key, back, until):
+                begin = max(run_start, now)
+                if begin < start and run_end - begin >= duration:
+                    return True
+    return False
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.data(), st.sampled_from((2, 3, 64)))
+def test_blocks_of_the_log_answer_as_every_entry_would(scenario, data, block):
+    # The log's entries are passed over a block at a time where the whole block is out of a
+    # job's reach: against a pass's real timelines, with room given back drawn (in parts,
+    # as a pass logs it between its questions), the same entries are looked into as when
+    # each entry is looked at in turn, and the answer is the same, REACH_LIMIT included.
+    from math import inf
+    from unittest import mock
+
+    from jobs.scheduling import settled
+
+    nodes, busy, _, queue, _ = scenario
+    plan = schedule(nodes, busy, queue, 0.0)
+    booked = [(j, plan.bookings[j.id]) for j in queue if plan.bookings[j.id].start is not None]
+    # Asked of a profile with more room than the plan had (some running jobs gone, nothing
+    # booked): runs of room that start before a booking, so that some entries reach it.
+    ended = data.draw(st.sets(st.sampled_from([j.id for j in busy]))) if busy else set()
+    later = schedule(nodes, [j for j in busy if j.id not in ended], [], 0.0)
+    tracker = settled.Tracker(later, None)
+    if not booked:
+        return
+    timeline = type(later.timelines[0])
+    runs_over, asked = timeline.runs_over, []
+
+    def recorded(self, demand, key, lo, hi):
+        asked.append((id(self), lo, hi))
+        return runs_over(self, demand, key, lo, hi)
+
+    with mock.patch.object(settled, "BLOCK", block):
+        for _ in range(data.draw(st.integers(1, 4))):
+            # Mostly on nodes the asked job does not hold: room there is for its specs' runs
+            # to reach (room on its own nodes within reach answers at once).
+            job, booking = data.draw(st.sampled_from(booked))
+            held = {index for index, _ in booking.replicas}
+            others = [i for i in range(len(later.timelines)) if i not in held]
+            on = st.sampled_from(others) if others and data.draw(st.booleans()) else \
+                st.integers(0, len(later.timelines) - 1)  # fmt: skip
+            entry = st.tuples(
+                on, st.floats(0.0, 120.0), st.one_of(st.floats(0.5, 60.0), st.just(inf))
+            ).map(lambda e: (e[0], e[1], e[1] + e[2]))
+            tracker.log.extend(data.draw(st.lists(entry, max_size=150)))
+            since = data.draw(st.integers(0, len(tracker.log)))
+            # The same entries looked into, in the same order, and the same answer.
+            with mock.patch.object(timeline, "runs_over", recorded):
+                answer = tracker._reached(job, booking, since)
+                looked, asked[:] = list(asked), []
+                assert answer == _reached_plainly(tracker, job, booking, since)
+                assert looked == asked
+                asked.clear()
