@@ -267,18 +267,16 @@ def _reached_plainly(tracker, job, booking, since: int) -> bool:
                 if back < reach or looked > REACH_LIMIT:
                     return True
     now, timelines = tracker.schedule.now, tracker.schedule.timelines
+    within = [entry for entry in log[since:] if entry[1] < reach]
     for group, nodes in tracker._groups(job):
         demand, key = group[1], demand_key(group[1])
-        for index, back, until in log[since:]:
-            if index not in nodes or back >= reach:
-                continue
+        for index, back, until in (entry for entry in within if entry[0] in nodes):
             looked += 1
             if looked > REACH_LIMIT:
                 return True
-            for run_start, run_end in timelines[index].runs_over(demand, key, back, until):
-                begin = max(run_start, now)
-                if begin < start and run_end - begin >= duration:
-                    return True
+            runs = timelines[index].runs_over(demand, key, back, until)
+            if any(max(a, now) < start and b - max(a, now) >= duration for a, b in runs):
+                return True
     return False
 
 
