@@ -68,7 +68,8 @@ lint: install
 # processes (jobs, servers, Chromium), so a process per core leaves the machine half idle.
 # The longest files start first (tests/file_seconds.py), not the files with the most tests,
 # as pytest-xdist would. Measured from a clean clone on a two-core machine: the suite took
-# 681 s in two processes, 583 s in three (the 200-job chaos run 112 s of its 150 s budget).
+# 681 s in two processes, 583-586 s in three (the 200-job chaos test took 106-112 s, its run
+# within a budget of 150 s).
 PYTEST_WORKERS ?= 3
 # The runtimes are made first, side by side (instant once made: they are kept once per
 # machine, see RUNTIMES_DIR), rather than one at a time by whichever test needs one.
