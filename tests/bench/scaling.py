@@ -154,10 +154,7 @@ def scaling() -> list[tuple[str, str]]:
 
 
 if __name__ == "__main__":
-    import os
+    from tests.bench.harness import django_ready
 
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-    django.setup()
+    django_ready()
     print(json.dumps(measure(int(sys.argv[1]))))

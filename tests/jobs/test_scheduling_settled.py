@@ -295,13 +295,13 @@ def test_blocks_of_the_log_answer_as_every_entry_would(scenario, data, block):
     nodes, busy, _, queue, _ = scenario
     plan = schedule(nodes, busy, queue, 0.0)
     booked = [(j, plan.bookings[j.id]) for j in queue if plan.bookings[j.id].start is not None]
+    if not booked:
+        return
     # Asked of a profile with more room than the plan had (some running jobs gone, nothing
     # booked): runs of room that start before a booking, so that some entries reach it.
     ended = data.draw(st.sets(st.sampled_from([j.id for j in busy]))) if busy else set()
     later = schedule(nodes, [j for j in busy if j.id not in ended], [], 0.0)
     tracker = settled.Tracker(later, None)
-    if not booked:
-        return
     timeline = type(later.timelines[0])
     runs_over, asked = timeline.runs_over, []
 
@@ -309,7 +309,8 @@ def test_blocks_of_the_log_answer_as_every_entry_would(scenario, data, block):
         asked.append((id(self), lo, hi))
         return runs_over(self, demand, key, lo, hi)
 
-    with mock.patch.object(settled, "BLOCK", block):
+    with mock.patch.object(settled, "BLOCK", block), \
+         mock.patch.object(timeline, "runs_over", recorded):  # fmt: skip
         for _ in range(data.draw(st.integers(1, 4))):
             # Mostly on nodes the asked job does not hold: room there is for its specs' runs
             # to reach (room on its own nodes within reach answers at once).
@@ -324,9 +325,9 @@ def test_blocks_of_the_log_answer_as_every_entry_would(scenario, data, block):
             tracker.log.extend(data.draw(st.lists(entry, max_size=150)))
             since = data.draw(st.integers(0, len(tracker.log)))
             # The same entries looked into, in the same order, and the same answer.
-            with mock.patch.object(timeline, "runs_over", recorded):
-                answer = tracker._reached(job, booking, since)
-                looked, asked[:] = list(asked), []
-                assert answer == _reached_plainly(tracker, job, booking, since)
-                assert looked == asked
-                asked.clear()
+            answer = tracker._reached(job, booking, since)
+            looked = asked[:]
+            asked.clear()
+            assert answer == _reached_plainly(tracker, job, booking, since)
+            assert looked == asked
+            asked.clear()
