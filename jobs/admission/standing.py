@@ -8,7 +8,8 @@ import json
 
 from django.db import connection
 
-from jobs.admission.state import State, moment, reservation_to_json
+from jobs.admission.state import State, moment
+from jobs.admission.stored import reservation_to_json
 from jobs.admission.words import Names, say, to_json
 from jobs.models import Phase
 from jobs.scheduling.data import Reservation

@@ -9,7 +9,6 @@ keep what their plan rests on (:class:`Seen`): it holds until something they rea
 
 from __future__ import annotations
 
-import json
 import time
 from collections import defaultdict
 from collections.abc import Mapping
@@ -27,6 +26,8 @@ from django.utils import timezone
 from jobs.admission.caps import load_caps
 from jobs.admission.fairness import standings
 from jobs.admission.queued import queued_job
+from jobs.admission.stored import decode as _decode
+from jobs.admission.stored import stored as _stored
 from jobs.models import Job, JobSpecChoice, Phase, Status
 from jobs.scheduling.data import (
     Placement,
@@ -194,30 +195,6 @@ def _queue(fair: dict[int, float]) -> tuple[list[QueuedJob], dict[int, Reservati
     return queue, committed, names, holders, rejoining, recorded
 
 
-def _decode(text: str | None, last: dict, decoded: dict):
-    """A wait detail's JSON (a long queue has a handful of distinct ones, shared)."""
-    if text is None:
-        return None
-    found = decoded.get(text) or last.get(text)
-    if found is None:
-        found = json.loads(text)
-    decoded[text] = found
-    return found
-
-
-def _stored(job_id: int, text: str | None, last: dict, decoded: dict):
-    """A stored reservation as read (its JSON) and as the pass is held to it, or Nones."""
-    if text is None:
-        return None, None
-    key = (job_id, text)
-    found = last.get(key)
-    if found is None:
-        data = json.loads(text)
-        found = (data, reservation_from_json(job_id, data) if data else None)
-    decoded[key] = found
-    return found
-
-
 def requeued(jobs) -> dict[int, QueuedJob]:
     """Running jobs as the queue would hold them once requeued after an interruption
     (jobs.faults.recovery.requeue): resubmitted, asking again for the nodes it asked for."""
@@ -268,30 +245,6 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False, fair=None, mo
         )
         if queued is not None:
             yield row, queued
-
-
-def reservation_to_json(reservation: Reservation) -> dict:
-    return {
-        "start": reservation.start,
-        "end": reservation.end,
-        "spec": reservation.spec_id,
-        "placements": [[p.node_id, p.cpu, p.memory, list(p.slots)] for p in reservation.placements],
-        "blockers": list(reservation.blockers),
-        "position": reservation.position,
-    }
-
-
-def reservation_from_json(job_id: int, data: dict) -> Reservation:
-    return Reservation(
-        job_id=job_id,
-        position=data.get("position", 0),
-        start=data.get("start"),
-        end=data.get("end"),
-        spec_id=data.get("spec"),
-        placements=tuple(Placement(n, c, m, tuple(s)) for n, c, m, s in data.get("placements", [])),
-        reason=None,
-        blockers=tuple(data.get("blockers", ())),
-    )
 
 
 def load(now: datetime | None = None) -> State:
