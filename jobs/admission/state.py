@@ -26,8 +26,7 @@ from django.utils import timezone
 from jobs.admission.caps import load_caps
 from jobs.admission.fairness import standings
 from jobs.admission.queued import queued_job
-from jobs.admission.stored import decode as _decode
-from jobs.admission.stored import stored as _stored
+from jobs.admission.stored import Reading
 from jobs.models import Job, JobSpecChoice, Phase, Status
 from jobs.scheduling.data import (
     Placement,
@@ -151,7 +150,7 @@ QUEUE_FIELDS = (
     "held_before",
 )
 # A queued job's standing as the last pass wrote it (jobs.admission.standing.RECORD), in its
-# order; its two JSON columns are read as their text (_decoded).
+# order; its two JSON columns are read as their text (stored.Reading).
 STANDING_FIELDS = (
     "queue_position",
     "latest_start",
@@ -162,18 +161,11 @@ STANDING_FIELDS = (
 )
 _AS_TEXT = {"wait_detail": "detail_text", "reservation": "reservation_text"}
 
-# The standings' JSON as the last read of the queue decoded it, by its stored text: from one
-# pass to the next most of a long queue's standings are unchanged, and decoding them all
-# again (and making each stored reservation again) was half of reading the state (0.3 s at
-# 10,000 queued). Only what the last read saw is kept; what is decoded is never changed.
-_decoded: dict = {}
-
 
 def _queue(fair: dict[int, float]) -> tuple[list[QueuedJob], dict[int, Reservation],
                                             dict[int, str], dict, set, dict]:  # fmt: skip
-    global _decoded
     queue, committed, names, holders, rejoining, recorded = [], {}, {}, {}, set(), {}
-    last, decoded = _decoded, {}
+    reading = Reading()
     rows = Job.objects.filter(phase=Phase.QUEUED).annotate(
         **{text: Cast(name, TextField()) for name, text in _AS_TEXT.items()}
     )
@@ -181,8 +173,8 @@ def _queue(fair: dict[int, float]) -> tuple[list[QueuedJob], dict[int, Reservati
     for row, queued in _as_queued(rows, Phase.QUEUED, fair=fair, more=more):
         pk = row["pk"]
         queue.append(queued)
-        detail = _decode(row["detail_text"], last, decoded)
-        stored, reservation = _stored(pk, row["reservation_text"], last, decoded)
+        detail = reading.detail(row["detail_text"])
+        stored, reservation = reading.reservation(pk, row["reservation_text"])
         recorded[pk] = (row["queue_position"], row["latest_start"], row["wait_reason"],
                         detail, row["blockers"], stored)  # fmt: skip
         names[pk] = row["name"]
@@ -191,7 +183,7 @@ def _queue(fair: dict[int, float]) -> tuple[list[QueuedJob], dict[int, Reservati
             committed[pk] = reservation
         if row["held_before"] == "HeldForQuota":
             rejoining.add(pk)
-    _decoded = decoded
+    reading.keep()
     return queue, committed, names, holders, rejoining, recorded
 
 

@@ -1,5 +1,6 @@
-"""Reading the queue's standings (jobs.admission.state._queue): what the last read decoded is
-used again only where the stored text is the same, so a read is the read it would be afresh."""
+"""Reading the queue's standings (jobs.admission.state._queue, stored.Reading): what the last
+read decoded is used again only where the stored text is the same, so a read is the read it
+would be afresh."""
 
 from dataclasses import replace
 from decimal import Decimal
@@ -7,7 +8,7 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 
-from jobs.admission import db, state
+from jobs.admission import db, state, stored
 from jobs.admission.db import run_pass
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
@@ -16,10 +17,10 @@ from tests.resources.factories import AcceleratorModelFactory, NodeFactory, Node
 @pytest.fixture(autouse=True)
 def _nothing_from_another_test():
     db._quiet = db._previous = db._profile = None
-    state._decoded = {}
+    stored._last = {}
     yield
     db._quiet = db._previous = db._profile = None
-    state._decoded = {}
+    stored._last = {}
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ def waiting(alice, vision):
 
 
 def _afresh() -> state.State:
-    state._decoded = {}
+    stored._last = {}
     return state.load()
 
 
