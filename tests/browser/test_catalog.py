@@ -47,7 +47,9 @@ def test_browse_and_favourite(page, demo, password):
     page.shot("catalog-datasets")
 
     page.page.click("[data-testid=tabs] >> text=Favourites")
-    assert rows.count() == 2
+    # The tab is a link to another page: count its rows once it has loaded, not the old page's
+    page.page.wait_for_url(re.compile(r"/catalog/datasets/\?show=favourites$"))
+    expect(rows).to_have_count(2)
     page.page.get_by_role("link", name="imagenet-mini").click()
     page.page.wait_for_url(re.compile(r"/catalog/datasets/\d+/$"))
     assert page.page.inner_text("[data-testid=mount-target]") == (
