@@ -190,20 +190,24 @@ def run_load(
     max_requests: int = MAX_REQUESTS,
     until: threading.Event | None = None,
     begun: threading.Event | None = None,
+    think: float = 0.0,
 ) -> LoadResult:
     """``users`` logged-in users, one thread each, over ``mix`` (names of :data:`STEPS`)
-    as fast as the answers come, for ``seconds`` (or until ``until`` is set, if sooner);
-    ``sampler`` read every 2 s meanwhile. ``begun`` is set once they are all logged in
-    and at work. ``users`` is a count to log in here, or a crowd :func:`log_in_all` logged
-    in earlier (before the console was made busy: a login is a password's hash, the
-    slowest request there is, and setting up is not what the load measures)."""
+    for ``seconds`` (or until ``until`` is set, if sooner); ``sampler`` read every 2 s
+    meanwhile. Each user takes the next step as soon as the answers come, or, with
+    ``think``, after reading the page for about that many seconds (half to one and a half
+    times it, drawn per step, so that the users do not move in step). ``begun`` is set once
+    they are all logged in and at work. ``users`` is a count to log in here, or a crowd
+    :func:`log_in_all` logged in earlier (before the console was made busy: a login is a
+    password's hash, the slowest request there is, and setting up is not what the load
+    measures)."""
     crowd = log_in_all(base, users) if isinstance(users, int) else users
     stopping = threading.Event()
     started = time.monotonic()
     gauges: list[tuple[float, dict]] = []
     budget = max_requests // len(crowd)
     threads = [
-        threading.Thread(target=_visit, args=(user, mix, i, budget), daemon=True)
+        threading.Thread(target=_visit, args=(user, mix, i, budget, think), daemon=True)
         for i, user in enumerate(crowd)
     ]
     if sampler is not None:
@@ -229,12 +233,14 @@ def run_load(
     return LoadResult(samples, started, elapsed, gauges)
 
 
-def _visit(user: User, mix: Sequence[str], offset: int, budget: int) -> None:
+def _visit(user: User, mix: Sequence[str], offset: int, budget: int, think: float) -> None:
     with contextlib.suppress(Stop):
         for step in _rounds(mix, offset):
             if len(user.samples) >= budget:
                 return
             STEPS[step](user)
+            if think and user.stopping.wait(think * user.rng.uniform(0.5, 1.5)):
+                return
 
 
 def _rounds(mix: Sequence[str], offset: int) -> Iterator[str]:

@@ -16,6 +16,12 @@ pytestmark = pytest.mark.slow
 
 USERS = 32
 SECONDS = 70
+# Seconds each user reads a page before the next click (about: tests/load/run.py draws each
+# pause). The soak looks for what a minute of steady use wears out (connections, memory,
+# jobs lost); the most the server answers when nobody pauses is `make bench BENCH_ARGS=load`.
+# Unpaced, the soak took most of both cores for its minute (159 s of processor time alone),
+# which every other test of `make test` waited on.
+THINK = 2.0
 FIRST_JOBS = 10
 # Seconds between two jobs during the load: with the first ten, about 20 in the first minute,
 # the submission limit (RATE_LIMIT_SUBMIT); one over it waits as its 429 says.
@@ -77,7 +83,7 @@ def test_a_minute_of_load_while_jobs_come_and_go(tmp_path):
         )
         submitter.start()
         try:
-            result = run_load(console.base, crowd, SECONDS, sampler=console.gauges)
+            result = run_load(console.base, crowd, SECONDS, sampler=console.gauges, think=THINK)
         finally:
             stop.set()
             submitter.join()
