@@ -166,6 +166,7 @@ class Fuzzer:
         self.statuses: Counter = Counter()
         self.passes: dict[str, dict] = {}
         self.by_route: dict[str, Counter] = {}
+        self.route_seconds: Counter = Counter()  # where the fuzzer's time goes, by route
         self.failures: list[str] = []
         # GETs already sent, as sent: hypothesis draws the same small request many times
         # over (no parameters, the first route, the first actor), and a GET that changed
@@ -183,9 +184,11 @@ class Fuzzer:
         session = self.sessions[role]
         given = {"params": pairs} if method == "GET" else {"data": pairs}
         headers = {"HX-Request": "true"} if htmx else {}
+        started = time.monotonic()
         response = session.request(
             method, path, headers=headers, allow_redirects=False, timeout=120, **given
         )
+        self.route_seconds[route.name] += time.monotonic() - started
         self.requests += 1
         self.by_route.setdefault(route.name, Counter())[response.status_code] += 1
         self.statuses[response.status_code] += 1
@@ -222,6 +225,10 @@ class Fuzzer:
                     "passes": self.passes,
                     "failures": self.failures[:200],
                     "by_route": {name: dict(sorted(n.items())) for name, n in routes},
+                    "seconds_by_route": {
+                        name: round(seconds, 1)
+                        for name, seconds in self.route_seconds.most_common()
+                    },
                 },
                 indent=2,
             )
