@@ -23,6 +23,11 @@ SETUP_TIMEOUT = 30  # seconds, for the logins and first pages before it (not mea
 ALGORITHM = "resnet-train"
 SPEC = "cpu-small"
 IMAGES = ("pytorch-2", "tensorflow-2", "deepspeed")
+# Seconds a connection may stay idle and still be used again: less than the web server's
+# keep-alive (gunicorn's default, 2 s), after which the server closes it. A request sent on
+# a connection at the moment the server closes it is lost before the server reads it; a
+# user who reads a page for a while (the soak's) would meet that moment now and then.
+IDLE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ class User:
         self.rng = random.Random(seed)
         self.stopping: threading.Event | None = None
         self.resent = 0  # GETs sent again on a new connection (see _send)
+        self.used = 0.0  # time.monotonic() of the last answer
 
     def log_in(self, password: str = DEMO_PASSWORD) -> User:
         self.session.get(f"{self.base}/login/", timeout=SETUP_TIMEOUT).raise_for_status()
@@ -91,7 +97,11 @@ class User:
         reused is sent again, once, on a new connection. The server closes a connection idle
         past its keep-alive, and a request sent at that moment finds it gone; browsers resend
         such idempotent requests without telling anyone, and a load that counted them as lost
-        failed by chance. A second failure is an answer not given."""
+        failed by chance. A second failure is an answer not given. After a pause longer
+        than :data:`IDLE_SECONDS` the request goes on a new connection, never on one the
+        server may be closing (the cookies stay: they are the session's, not a connection's)."""
+        if time.monotonic() - self.used > IDLE_SECONDS:
+            self.session.close()  # its connections only; the next request opens one
         try:
             return self.session.request(method, self.base + path, **kwargs)
         except requests.ConnectionError:
@@ -99,6 +109,8 @@ class User:
                 raise
             self.resent += 1
             return self.session.request(method, self.base + path, **kwargs)
+        finally:
+            self.used = time.monotonic()
 
     def prepare(self) -> User:
         """What the first pages give: the jobs to open, and the job form's fields."""
