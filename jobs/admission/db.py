@@ -266,7 +266,8 @@ def _admit(
 
 
 def _move(admission, state: State, spec_names, borrowed: dict[int, Borrowed], names) -> tuple:
-    """One admitted job's move: the job, its event's message and the fields it gets."""
+    """One admitted job's move: the job, its event's message and the fields it gets. Its
+    standing in the queue goes as its status leaves *queued* (migration 0022's trigger)."""
     job = lifecycle.Moving(admission.job_id, Phase.QUEUED, state.names[admission.job_id])
     nodes = len(admission.placements)
     message = said(
@@ -291,7 +292,6 @@ def _move(admission, state: State, spec_names, borrowed: dict[int, Borrowed], na
         "nodes_granted": nodes,
         "borrowing": lent is not None,
         "claiming_since": None,
-        **ADMITTED_STANDING,
     }
     return job, message, fields
 
@@ -302,14 +302,3 @@ def ledger(holder: tuple[int, int], pool: int | None, slices: int, slots) -> dic
     owner, project = holder
     boards = (Decimal(len(slots)) / max(slices, 1)).quantize(Decimal("0.001"))
     return {"owner_id": owner, "project_id": project, "pool_id": pool, "boards": boards}
-
-
-# An admitted job has no standing in the queue any more.
-ADMITTED_STANDING = {
-    "queue_position": None,
-    "latest_start": None,
-    "wait_reason": "",
-    "wait_detail": None,
-    "blockers": [],
-    "reservation": None,
-}

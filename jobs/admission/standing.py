@@ -11,18 +11,19 @@ from django.db import connection
 from jobs.admission.state import State, moment
 from jobs.admission.stored import reservation_to_json
 from jobs.admission.words import Names, say, to_json
-from jobs.models import Phase
 from jobs.scheduling.data import Reservation
 
 # The standing of every waiting job, in one statement (its own transaction, whose id it
-# returns with how many jobs it changed).
+# returns with how many jobs it changed). Each queued job has its standing row (migration
+# 0022's triggers); a job that left the queue since the pass read it has none, and is left
+# alone.
 RECORD = """
     WITH changed AS (
-        UPDATE jobs_job SET
-            queue_position = v.position,
+        UPDATE jobs_standing AS s SET
+            position = v.position,
             latest_start = v.start,
-            wait_reason = v.reason,
-            wait_detail = v.detail,
+            reason = v.reason,
+            detail = v.detail,
             blockers = v.blockers,
             reservation = v.stored
         FROM (
@@ -32,9 +33,8 @@ RECORD = """
                         %s::jsonb[], %s::jsonb[], %s::jsonb[])
                  AS u(id, position, start, reason, detail, blocking, stored)
         ) AS v
-        WHERE jobs_job.id = v.id AND jobs_job.phase = %s
-          AND (jobs_job.queue_position, jobs_job.latest_start, jobs_job.wait_reason,
-               jobs_job.wait_detail, jobs_job.blockers, jobs_job.reservation)
+        WHERE s.job_id = v.id
+          AND (s.position, s.latest_start, s.reason, s.detail, s.blockers, s.reservation)
               IS DISTINCT FROM (v.position, v.start, v.reason, v.detail, v.blockers, v.stored)
         RETURNING 1
     )
@@ -50,9 +50,10 @@ def record(
     Only the jobs whose standing differs from what the state read (``State.recorded``) are
     sent, in one UPDATE ... FROM unnest(...) (row-by-row updates would cost more than the
     pass itself), which again touches only the rows that differ: a pass that changes
-    nothing writes nothing, and so logs no change of the queue (migration 0014) that would
-    make the form's prediction plan it all again. Only passes write a standing, one at a
-    time, so what the state read is what is there. Returns how many jobs it changed.
+    nothing writes nothing. A standing is no change of what the queue is planned from (its
+    table logs none, migration 0022), so writing one never makes the form's prediction plan
+    the queue again. Only passes write a standing, one at a time, so what the state read is
+    what is there. Returns how many jobs it changed.
     """
     done = set(admitted)
     names = Names()
@@ -83,7 +84,7 @@ def record(
                      json.dumps(blocking), stored))  # fmt: skip
     if not sent:
         return 0
-    params = [list(column) for column in zip(*sent, strict=True)] + [Phase.QUEUED]
+    params = [list(column) for column in zip(*sent, strict=True)]
     with connection.cursor() as cursor:
         cursor.execute(RECORD, params)
         changed, xid = cursor.fetchone()

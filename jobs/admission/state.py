@@ -19,7 +19,7 @@ from math import inf
 
 from django.db import OperationalError, connection, transaction
 from django.db.models import TextField
-from django.db.models.fields.json import KT
+from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -151,15 +151,9 @@ QUEUE_FIELDS = (
 )
 # A queued job's standing as the last pass wrote it (jobs.admission.standing.RECORD), in its
 # order; its two JSON columns are read as their text (stored.Reading).
-STANDING_FIELDS = (
-    "queue_position",
-    "latest_start",
-    "wait_reason",
-    "wait_detail",
-    "blockers",
-    "reservation",
-)
-_AS_TEXT = {"wait_detail": "detail_text", "reservation": "reservation_text"}
+STANDING_FIELDS = ("position", "latest_start", "reason", "detail", "blockers", "reservation")
+_AS_TEXT = {"detail": "detail_text", "reservation": "reservation_text"}
+_READ = tuple(_AS_TEXT.get(name, f"standing__{name}") for name in STANDING_FIELDS)
 
 
 def _queue(fair: dict[int, float]) -> tuple[list[QueuedJob], dict[int, Reservation],
@@ -167,16 +161,17 @@ def _queue(fair: dict[int, float]) -> tuple[list[QueuedJob], dict[int, Reservati
     queue, committed, names, holders, rejoining, recorded = [], {}, {}, {}, set(), {}
     reading = Reading()
     rows = Job.objects.filter(phase=Phase.QUEUED).annotate(
-        **{text: Cast(name, TextField()) for name, text in _AS_TEXT.items()}
+        **{text: Cast(f"standing__{name}", TextField()) for name, text in _AS_TEXT.items()}
     )
-    more = tuple(_AS_TEXT.get(name, name) for name in STANDING_FIELDS)
-    for row, queued in _as_queued(rows, Phase.QUEUED, fair=fair, more=more):
+    for row, queued in _as_queued(rows, Phase.QUEUED, fair=fair, more=_READ):
         pk = row["pk"]
         queue.append(queued)
         detail = reading.detail(row["detail_text"])
         stored, reservation = reading.reservation(pk, row["reservation_text"])
-        recorded[pk] = (row["queue_position"], row["latest_start"], row["wait_reason"],
-                        detail, row["blockers"], stored)  # fmt: skip
+        # As RECORD compares them; a job without its row (none has, while queued) has none.
+        recorded[pk] = (row["standing__position"], row["standing__latest_start"],
+                        row["standing__reason"] or "", detail,
+                        row["standing__blockers"] or [], stored)  # fmt: skip
         names[pk] = row["name"]
         holders[pk] = (row["owner_id"], row["project_id"])
         if reservation is not None:
@@ -214,7 +209,8 @@ def _as_queued(jobs, phase: str | None, *, requeued: bool = False, fair=None, mo
     for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
         choices[job_id].append(spec_id)
     fields = dict.fromkeys((*QUEUE_FIELDS, *more))  # once each, in order
-    for row in jobs.annotate(held_before=KT("wait_detail__kind")).values(*fields):
+    held_before = KeyTextTransform("kind", "standing__detail")
+    for row in jobs.annotate(held_before=held_before).values(*fields):
         since = row["quota_since"]
         queued = queued_job(
             id=row["pk"],

@@ -30,6 +30,7 @@ from jobs.models.notify import (
     Webhook,
 )
 from jobs.models.predictions import JobPrediction
+from jobs.models.standing import Standing
 from jobs.models.tools import Tool
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "PerformancePolicy",
     "Phase",
     "Priority",
+    "Standing",
     "Status",
     "SubTask",
     "Tool",

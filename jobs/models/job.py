@@ -7,14 +7,14 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-from django.db.models import Q, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from console.modes import Mode, Rules, rules_of  # shared with the catalog's suggested launch
 from console.sharing import Access
+from jobs.models.standing import Stands
 
 
 class JobType(models.TextChoices):
@@ -124,17 +124,7 @@ class JobQuerySet(models.QuerySet):
         ).values("content_object_id")
 
 
-# A queued job's place in the queue's pages: its position, or, before any pass placed it,
-# after every position (the column is an integer). Indexed for the queued jobs, so a page of
-# /queue/ is read from its key onwards, wherever it is (jobs.views.queue_pages).
-UNPLACED = 2**31 - 1
-
-
-def queue_place():
-    return Coalesce("queue_position", Value(UNPLACED))
-
-
-class Job(models.Model):
+class Job(Stands, models.Model):
     name = models.CharField(_("name"), max_length=40)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, verbose_name=_("creator"), on_delete=models.PROTECT,
@@ -244,15 +234,7 @@ class Job(models.Model):
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     deadline = models.DateTimeField(_("ends at the latest"), null=True, blank=True)
     admitted_at = models.DateTimeField(_("admitted"), null=True, blank=True)
-    # Where a queued job stands after the last admission pass (jobs/admission/db.py).
-    queue_position = models.PositiveIntegerField(_("queue position"), null=True, blank=True)
-    latest_start = models.DateTimeField(_("starts by"), null=True, blank=True)
-    wait_reason = models.CharField(_("why it waits"), max_length=500, blank=True)
-    # The same reason as data (jobs/admission/words.py), worded in each reader's language.
-    wait_detail = models.JSONField(null=True, blank=True)
-    blockers = ArrayField(models.BigIntegerField(), default=list, blank=True)
-    # The pass's reservation, given back to the next pass as a commitment.
-    reservation = models.JSONField(null=True, blank=True)
+    # Where it stands in the queue: its Standing (jobs/models/standing.py).
 
     objects = JobQuerySet.as_manager()
 
@@ -265,9 +247,6 @@ class Job(models.Model):
             models.Index(fields=["project", "-created_at"], name="job_project_created"),
             models.Index(fields=["-created_at", "-id"], name="job_created"),
             models.Index(fields=["status", "priority"], name="job_status_priority"),
-            models.Index(
-                queue_place(), "id", condition=Q(status=Status.QUEUED), name="job_queue_place"
-            ),
         ]
         constraints = [
             models.UniqueConstraint(

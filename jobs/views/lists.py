@@ -44,7 +44,7 @@ DEFAULT_SORT = "-created_at"
 def annotated_jobs(user):
     """Visible jobs with, in the same query, their spec names and whether the user may
     change them: the list costs the same few queries whatever the page size."""
-    jobs = Job.objects.visible_to(user).select_related("owner", "project")
+    jobs = Job.objects.visible_to(user).select_related("owner", "project", "standing")
     specs = JobSpecChoice.objects.filter(job=OuterRef("pk")).order_by("order").values("spec__name")
     if user.is_staff:
         from django.db.models import Value

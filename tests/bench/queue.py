@@ -19,10 +19,10 @@ def _place_everyone() -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            UPDATE jobs_job SET queue_position = ranked.n FROM (
+            UPDATE jobs_standing SET position = ranked.n FROM (
                 SELECT id, row_number() OVER (ORDER BY priority DESC, submitted_at, id) AS n
                 FROM jobs_job WHERE status = 'queued'
-            ) AS ranked WHERE jobs_job.id = ranked.id
+            ) AS ranked WHERE jobs_standing.job_id = ranked.id
             """
         )
 
@@ -45,7 +45,7 @@ def queue_pages():
             with connection.cursor() as cursor:  # the statistics autovacuum would keep
                 cursor.execute("ANALYZE")
             admin = User.objects.create_superuser("admin", password="x")
-            middle = Job.objects.get(queue_position=size // 2)
+            middle = Job.objects.get(standing__position=size // 2)
             for who, account in (("admin", admin), ("owner", user)):
                 client = Client()
                 client.force_login(account)

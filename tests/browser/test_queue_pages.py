@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from jobs.models import Job
+from jobs.models import Job, Standing
 from jobs.views.queue_pages import PAGE_SIZE
 from tests.browser.conftest import log_in_as
 from tests.jobs.factories import JobFactory
@@ -32,7 +32,8 @@ def test_a_lead_pages_through_a_long_queue_and_finds_their_job(page, demo, langu
     ]
     own = JobFactory(owner=lead, project=vision, name="leads-own")
     for position, job in enumerate([*queued, own], start=1):
-        Job.objects.filter(pk=job.pk).update(queue_position=position, others_access="read_only")
+        Job.objects.filter(pk=job.pk).update(others_access="read_only")
+        Standing.objects.filter(job=job).update(position=position)
     from jobs import permissions
 
     for job in queued:

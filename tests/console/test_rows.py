@@ -42,16 +42,16 @@ def test_inserted_rows_read_back_as_given_with_defaults_filled_in(alice, vision)
 def test_updated_rows_each_get_their_own_values(alice, vision):
     jobs = [JobFactory(owner=alice, project=vision) for _ in range(3)]
     at = datetime(2026, 5, 1, 12, 0, 0, 654321, tzinfo=UTC)
-    fields = ("nodes_granted", "admitted_at", "blockers", "reservation")
+    fields = ("nodes_granted", "admitted_at", "node_names", "reason_said")
     changed = rows.update(Job, {
-        jobs[0].pk: dict(zip(fields, (2, at, [7], None), strict=True)),
+        jobs[0].pk: dict(zip(fields, (2, at, ["n7"], None), strict=True)),
         jobs[1].pk: dict(zip(fields, (5, None, [], {"s": 1}), strict=True)),
     })  # fmt: skip
     assert changed == 2
     first, second, third = (Job.objects.get(pk=job.pk) for job in jobs)
-    assert (first.nodes_granted, first.admitted_at, first.blockers) == (2, at, [7])
-    assert (second.nodes_granted, second.admitted_at, second.reservation) == (5, None, {"s": 1})
-    assert (third.nodes_granted, third.blockers) == (jobs[2].nodes_granted, jobs[2].blockers)
+    assert (first.nodes_granted, first.admitted_at, first.node_names) == (2, at, ["n7"])
+    assert (second.nodes_granted, second.admitted_at, second.reason_said) == (5, None, {"s": 1})
+    assert (third.nodes_granted, third.node_names) == (jobs[2].nodes_granted, jobs[2].node_names)
 
 
 @pytest.mark.django_db

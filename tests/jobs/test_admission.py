@@ -173,7 +173,7 @@ def test_parallel_and_duplicate_passes_never_overbook(alice, vision, a100):
     for job in admitted:
         count = sum(1 for _, holder, *rest in live if holder == job.pk)
         assert count == job.nodes_granted, f"partial gang for {job}"
-    assert Job.objects.filter(phase=Phase.QUEUED).exclude(queue_position=None).exists()
+    assert Job.objects.filter(phase=Phase.QUEUED).exclude(standing__position=None).exists()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -39,10 +39,10 @@ def test_a_pass_plans_a_part_and_the_next_pass_the_rest(whole_cluster_jobs, monk
     assert first.ran and len(first.admitted) == 1 and first.unplanned == 3
     running, promised, *later = standings(whole_cluster_jobs)
     assert running.phase == Phase.ADMITTED
-    assert promised.latest_start is not None and promised.reservation is not None
+    assert promised.latest_start is not None and promised.standing.reservation is not None
     for job in later:
         assert job.phase == Phase.QUEUED and job.latest_start is None
-        assert job.reservation is None  # no promise to keep
+        assert job.standing.reservation is None  # no promise to keep
         assert job.wait_detail == {"kind": "NotYetPlanned"}
         assert job.wait_reason.startswith("not planned yet")
     assert [job.queue_position for job in [promised, *later]] == [1, 2, 3, 4]

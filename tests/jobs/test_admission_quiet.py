@@ -162,7 +162,7 @@ def test_moving_many_leaves_alone_a_job_someone_else_moved_first(alice, vision, 
     jobs = [JobFactory(owner=alice, project=vision, name=f"j{i}", specs=[specs[4]])
             for i in range(3)]  # fmt: skip
     assert lifecycle.move(Job.objects.get(pk=jobs[1].pk), Phase.STOPPED, "Stopped.")
-    fields = {"nodes_granted": 1, "blockers": [], "queue_position": None}
+    fields = {"nodes_granted": 1, "borrowing": False, "claiming_since": None}
     moved = lifecycle.move_all(
         [(job, f"Admitted {job.name}.", dict(fields, spec_id=specs[4].pk)) for job in jobs],
         Phase.ADMITTED,
@@ -197,7 +197,7 @@ def test_standings_that_moved_reorder_the_queue_but_search_nothing_again(
     assert all(promised.values())
 
     def in_order() -> list[str]:
-        return list(Job.objects.filter(phase=Phase.QUEUED).order_by("queue_position")
+        return list(Job.objects.filter(phase=Phase.QUEUED).order_by("standing__position")
                     .values_list("name", flat=True))  # fmt: skip
 
     assert in_order() == ["v1", "s1", "v2", "s2"]
@@ -234,7 +234,7 @@ def test_a_pass_sends_only_the_standings_that_changed(alice, vision, specs):
 
     with connection.execute_wrapper(spy):
         run_pass()
-        first = Job.objects.filter(phase=Phase.QUEUED).order_by("queue_position")
+        first = Job.objects.filter(phase=Phase.QUEUED).order_by("standing__position")
         assert len(sent) == 1 and sorted(sent[0]) == sorted(first.values_list("pk", flat=True))
         db._quiet = None
         run_pass()  # nothing changed: nothing sent, and the pass is the quiet one
@@ -280,12 +280,14 @@ def test_a_pass_starts_from_the_profile_the_last_one_left(alice, vision, specs, 
     # The waiting job's reservation, read back from its row, is the one the profile holds:
     # left there as it is, not booked again.
     assert kept == [{waiting.pk}]
-    planned = dict(Job.objects.filter(phase=Phase.QUEUED).values_list("pk", "latest_start"))
+    planned = dict(
+        Job.objects.filter(phase=Phase.QUEUED).values_list("pk", "standing__latest_start")
+    )
     db._profile = db._quiet = None  # planned afresh, in full
     run_pass()
-    assert dict(Job.objects.filter(phase=Phase.QUEUED).values_list("pk", "latest_start")) == (
-        planned
-    )
+    assert dict(
+        Job.objects.filter(phase=Phase.QUEUED).values_list("pk", "standing__latest_start")
+    ) == (planned)
     assert waiting.pk in planned
 
 

@@ -45,8 +45,8 @@ def _afresh() -> state.State:
 def _shift(job, seconds: float) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE jobs_job SET reservation = jsonb_set(reservation, '{start}',"
-            " to_jsonb((reservation->>'start')::float + %s)) WHERE id = %s",
+            "UPDATE jobs_standing SET reservation = jsonb_set(reservation, '{start}',"
+            " to_jsonb((reservation->>'start')::float + %s)) WHERE job_id = %s",
             [seconds, job.pk],
         )
 
@@ -83,7 +83,9 @@ def test_a_reservation_cleared_in_the_database_is_no_longer_held(waiting):
     state.load()
     cleared = waiting[0]
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE jobs_job SET reservation = NULL WHERE id = %s", [cleared.pk])
+        cursor.execute(
+            "UPDATE jobs_standing SET reservation = NULL WHERE job_id = %s", [cleared.pk]
+        )
     after = state.load()
     assert cleared.pk not in after.committed
     assert after.recorded[cleared.pk][5] is None

@@ -152,14 +152,14 @@ def test_a_pass_puts_the_team_below_its_share_first(client, alice, charlie, visi
     Quota.objects.create(project=speech, accelerator_model=model, guaranteed=0, weight=3)
     assert weights() == {speech.pk: 3.0}  # vision has no quota: weight 1
     run_pass()
-    positions = dict(Job.objects.filter(phase="queued").values_list("name", "queue_position"))
+    positions = dict(Job.objects.filter(phase="queued").values_list("name", "standing__position"))
     assert positions == {"speech-next": 1, "vision-next": 2}
     client.force_login(admin)  # every project's jobs
     page = client.get("/queue/").content.decode()
     assert page.index("speech-next") < page.index("vision-next")
     limits.save({"fair_share_half_life_days": 0}, admin)
     run_pass()
-    positions = dict(Job.objects.filter(phase="queued").values_list("name", "queue_position"))
+    positions = dict(Job.objects.filter(phase="queued").values_list("name", "standing__position"))
     assert positions == {"vision-next": 1, "speech-next": 2}
 
 

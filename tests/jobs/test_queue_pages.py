@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from jobs.models import Job, JobPrediction, Phase
+from jobs.models import Job, JobPrediction, Phase, Standing
 from jobs.views.queue_pages import PAGE_SIZE
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import NodeSpecFactory
@@ -37,7 +37,7 @@ def queue(alice, bob, vision):
         jobs.append(JobFactory(owner=owner, project=vision, specs=[spec], name=f"q{i:03d}"))
     for job in jobs[:PLACED]:
         # Positions in the reverse of the ids: the order is the position's, not the id's.
-        Job.objects.filter(pk=job.pk).update(queue_position=PLACED - int(job.name[1:]))
+        Standing.objects.filter(job=job).update(position=PLACED - int(job.name[1:]))
     return jobs
 
 
