@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import json
 
-from django.db import connection
+from django.db import connection, transaction
 
 from jobs.admission.state import State, moment
 from jobs.admission.stored import reservation_to_json
 from jobs.admission.words import Names, say, to_json
 from jobs.scheduling.data import Reservation
 
-# The standing of every waiting job, in one statement (its own transaction, whose id it
-# returns with how many jobs it changed). Each queued job has its standing row (migration
-# 0022's triggers); a job that left the queue since the pass read it has none, and is left
-# alone.
+# The standing of the waiting jobs whose standing changed beyond their position, in one
+# statement (with MOVE, in one transaction, whose id it returns with how many jobs it
+# changed). Each queued job has its standing row (migration 0022's triggers); a job that
+# left the queue since the pass read it has none, and is left alone.
 RECORD = """
     WITH changed AS (
         UPDATE jobs_standing AS s SET
@@ -41,6 +41,17 @@ RECORD = """
     SELECT count(*), pg_current_xact_id_if_assigned()::text FROM changed
 """
 
+# The jobs that only moved in the queue: their new positions.
+MOVE = """
+    WITH changed AS (
+        UPDATE jobs_standing AS s SET position = v.position
+        FROM unnest(%s::bigint[], %s::integer[]) AS v(id, position)
+        WHERE s.job_id = v.id AND s.position IS DISTINCT FROM v.position
+        RETURNING 1
+    )
+    SELECT count(*), pg_current_xact_id_if_assigned()::text FROM changed
+"""
+
 
 def record(
     reservations: dict[int, Reservation], state: State, admitted: list[int], own: list[str]
@@ -49,7 +60,8 @@ def record(
 
     Only the jobs whose standing differs from what the state read (``State.recorded``) are
     sent, in one UPDATE ... FROM unnest(...) (row-by-row updates would cost more than the
-    pass itself), which again touches only the rows that differ: a pass that changes
+    pass itself), and those that only moved in the queue as their positions alone; each
+    again touches only the rows that differ: a pass that changes
     nothing writes nothing. A standing is no change of what the queue is planned from (its
     table logs none, migration 0022), so writing one never makes the form's prediction plan
     the queue again. Only passes write a standing, one at a time, so what the state read is
@@ -63,31 +75,36 @@ def record(
         key=lambda r: r.position,
     )
     sent: list[tuple] = []  # the rows that differ, as RECORD's arrays take them
+    moved: list[tuple[int, int]] = []  # the rows whose position alone differs
     worded: dict = {}
     for position, reservation in enumerate(waiting, start=1):
         start = moment(reservation.start)
         text, detail, detail_json = _worded(reservation.reason, names, worded)
         blocking = list(reservation.blockers)
-        # Stored with its place among the waiting jobs, as queue_position is: the place it
-        # had in the pass's order counted the jobs admitted with it, and the next pass would
-        # rewrite every reservation to say otherwise.
-        kept = None
-        if reservation.start is not None:
-            kept = reservation_to_json(reservation)
-            kept["position"] = position
+        # The reservation is stored without its place in the queue, which is a column of
+        # its own: every admission moves the jobs behind it, and a job that only moved up is
+        # written one number, not its whole reservation again.
+        kept = None if reservation.start is None else reservation_to_json(reservation)
         # In the order of state.STANDING_FIELDS, as State.recorded holds it.
         standing = (position, start, text, detail, blocking, kept)
-        if state.recorded.get(reservation.job_id) == standing:
+        was = state.recorded.get(reservation.job_id)
+        if was == standing:
+            continue
+        if was is not None and was[1:] == standing[1:]:
+            moved.append((reservation.job_id, position))
             continue
         stored = None if kept is None else json.dumps(kept)
         sent.append((reservation.job_id, position, start, text, detail_json,
                      json.dumps(blocking), stored))  # fmt: skip
-    if not sent:
+    if not sent and not moved:
         return 0
-    params = [list(column) for column in zip(*sent, strict=True)]
-    with connection.cursor() as cursor:
-        cursor.execute(RECORD, params)
-        changed, xid = cursor.fetchone()
+    changed, xid = 0, None
+    with transaction.atomic(), connection.cursor() as cursor:
+        for statement, rows in ((RECORD, sent), (MOVE, moved)):
+            if rows:
+                cursor.execute(statement, [list(column) for column in zip(*rows, strict=True)])
+                count, xid = cursor.fetchone()
+                changed += count
     if changed:
         own.append(xid)
     return changed

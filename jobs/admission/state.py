@@ -167,9 +167,10 @@ def _queue(fair: dict[int, float]) -> tuple[list[QueuedJob], dict[int, Reservati
         pk = row["pk"]
         queue.append(queued)
         detail = reading.detail(row["detail_text"])
-        stored, reservation = reading.reservation(pk, row["reservation_text"])
+        position = row["standing__position"]
+        stored, reservation = reading.reservation(pk, row["reservation_text"], position)
         # As RECORD compares them; a job without its row (none has, while queued) has none.
-        recorded[pk] = (row["standing__position"], row["standing__latest_start"],
+        recorded[pk] = (position, row["standing__latest_start"],
                         row["standing__reason"] or "", detail,
                         row["standing__blockers"] or [], stored)  # fmt: skip
         names[pk] = row["name"]

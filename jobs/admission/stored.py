@@ -5,6 +5,7 @@ what a read of the queue decodes again only where the stored text changed
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from jobs.scheduling.data import Placement, Reservation
 
@@ -32,15 +33,21 @@ class Reading:
         self.decoded[text] = found
         return found
 
-    def reservation(self, job_id: int, text: str | None) -> tuple[dict | None, Reservation | None]:
-        """A stored reservation as read (its JSON) and as the pass is held to it, or Nones."""
+    def reservation(
+        self, job_id: int, text: str | None, position: int | None
+    ) -> tuple[dict | None, Reservation | None]:
+        """A stored reservation as read (its JSON) and as the pass is held to it at the
+        job's ``position`` (a column of its own: a move in the queue leaves the JSON as it
+        is), or Nones."""
         if text is None:
             return None, None
         key = (job_id, text)
         found = self.last.get(key)
         if found is None:
             data = json.loads(text)
-            found = (data, reservation_from_json(job_id, data) if data else None)
+            found = (data, reservation_from_json(job_id, data, position or 0) if data else None)
+        elif found[1] is not None and found[1].position != position:
+            found = (found[0], replace(found[1], position=position or 0))
         self.decoded[key] = found
         return found
 
@@ -56,14 +63,13 @@ def reservation_to_json(reservation: Reservation) -> dict:
         "spec": reservation.spec_id,
         "placements": [[p.node_id, p.cpu, p.memory, list(p.slots)] for p in reservation.placements],
         "blockers": list(reservation.blockers),
-        "position": reservation.position,
     }
 
 
-def reservation_from_json(job_id: int, data: dict) -> Reservation:
+def reservation_from_json(job_id: int, data: dict, position: int) -> Reservation:
     return Reservation(
         job_id=job_id,
-        position=data.get("position", 0),
+        position=position,
         start=data.get("start"),
         end=data.get("end"),
         spec_id=data.get("spec"),
