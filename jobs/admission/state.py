@@ -18,16 +18,12 @@ from datetime import UTC, datetime
 from math import inf
 
 from django.db import OperationalError, connection, transaction
-from django.db.models import TextField
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast
 from django.utils import timezone
 
 from jobs.admission.caps import load_caps
 from jobs.admission.fairness import standings
-from jobs.admission.queued import queued_job
-from jobs.admission.stored import Reading
-from jobs.models import Job, JobSpecChoice, Phase, Status
+from jobs.admission.queue_read import as_queued, read_queue
+from jobs.models import Job, Status
 from jobs.scheduling.data import (
     Placement,
     QueuedJob,
@@ -36,7 +32,7 @@ from jobs.scheduling.data import (
     SchedNode,
 )
 from jobs.scheduling.quotas import Cap
-from resources.models import Allocation, Node, NodeSpec
+from resources.models import Allocation, Node
 from resources.placement.capacity import NodeState
 
 
@@ -131,109 +127,10 @@ def _running(now: float, states: dict[int, NodeState]) -> list[RunningJob]:
     return [RunningJob(pk, max(end, now), tuple(holdings[pk])) for pk, end in holders.items()]
 
 
-QUEUE_FIELDS = (
-    "pk",
-    "name",
-    "priority",
-    "resubmitted",
-    "submitted_at",
-    "duration_hours",
-    "nodes_asked",
-    "elastic_min_nodes",
-    "node_names",
-    "pool_id",
-    "driver_version_id",
-    "project_id",
-    "owner_id",
-    "quota_since",
-    "claiming_since",
-    "held_before",
-)
-# A queued job's standing as the last pass wrote it (jobs.admission.standing.RECORD), in its
-# order; its two JSON columns are read as their text (stored.Reading).
-STANDING_FIELDS = ("position", "latest_start", "reason", "detail", "blockers", "reservation")
-_AS_TEXT = {"detail": "detail_text", "reservation": "reservation_text"}
-_READ = tuple(_AS_TEXT.get(name, f"standing__{name}") for name in STANDING_FIELDS)
-
-
-def _queue(fair: dict[int, float]) -> tuple[list[QueuedJob], dict[int, Reservation],
-                                            dict[int, str], dict, set, dict]:  # fmt: skip
-    queue, committed, names, holders, rejoining, recorded = [], {}, {}, {}, set(), {}
-    reading = Reading()
-    rows = Job.objects.filter(phase=Phase.QUEUED).annotate(
-        **{text: Cast(f"standing__{name}", TextField()) for name, text in _AS_TEXT.items()}
-    )
-    for row, queued in _as_queued(rows, Phase.QUEUED, fair=fair, more=_READ):
-        pk = row["pk"]
-        queue.append(queued)
-        detail = reading.detail(row["detail_text"])
-        position = row["standing__position"]
-        stored, reservation = reading.reservation(pk, row["reservation_text"], position)
-        # As RECORD compares them; a job without its row (none has, while queued) has none.
-        recorded[pk] = (position, row["standing__latest_start"],
-                        row["standing__reason"] or "", detail,
-                        row["standing__blockers"] or [], stored)  # fmt: skip
-        names[pk] = row["name"]
-        holders[pk] = (row["owner_id"], row["project_id"])
-        if reservation is not None:
-            committed[pk] = reservation
-        if row["held_before"] == "HeldForQuota":
-            rejoining.add(pk)
-    reading.keep()
-    return queue, committed, names, holders, rejoining, recorded
-
-
 def requeued(jobs) -> dict[int, QueuedJob]:
     """Running jobs as the queue would hold them once requeued after an interruption
     (jobs.faults.recovery.requeue): resubmitted, asking again for the nodes it asked for."""
-    return {row["pk"]: queued for row, queued in _as_queued(jobs, None, requeued=True)}
-
-
-def _as_queued(jobs, phase: str | None, *, requeued: bool = False, fair=None, more=()):
-    """(row, QueuedJob) of each job of the queryset with at least one spec to choose; each
-    row has QUEUE_FIELDS and ``more``."""
-    from resources.models import ResourcePool
-
-    pools: dict[int, set[int]] = defaultdict(set)
-    for pool, project in ResourcePool.projects.through.objects.values_list(
-        "resourcepool_id", "project_id"
-    ):
-        pools[project].add(pool)
-    # One set per project, shared by its jobs, and one alternative per spec and node count.
-    pools_of = defaultdict(frozenset, {project: frozenset(ids) for project, ids in pools.items()})
-    made: dict = {}
-    specs = {spec.pk: spec for spec in NodeSpec.objects.all()}
-    choices: dict[int, list[int]] = defaultdict(list)
-    chosen = JobSpecChoice.objects.filter(job__phase=phase) if phase else JobSpecChoice.objects
-    if not phase:
-        chosen = chosen.filter(job__in=jobs.values("pk"))
-    for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
-        choices[job_id].append(spec_id)
-    fields = dict.fromkeys((*QUEUE_FIELDS, *more))  # once each, in order
-    held_before = KeyTextTransform("kind", "standing__detail")
-    for row in jobs.annotate(held_before=held_before).values(*fields):
-        since = row["quota_since"]
-        queued = queued_job(
-            id=row["pk"],
-            specs=(specs[spec_id] for spec_id in choices.get(row["pk"], [])),
-            nodes_asked=row["nodes_asked"],
-            elastic_min=row["elastic_min_nodes"],
-            duration_hours=row["duration_hours"],
-            # Held at its team's quota maximum, it joined the queue later (SPEC G1).
-            submitted_at=epoch(max(row["submitted_at"], since or row["submitted_at"])),
-            priority=row["priority"],
-            resubmitted=row["resubmitted"] or requeued,
-            node_names=row["node_names"] or (),
-            pool=row["pool_id"],
-            driver=row["driver_version_id"],
-            allowed_pools=pools_of[row["project_id"]],
-            project=row["project_id"],
-            claiming=row["claiming_since"] is not None,
-            fair=(fair or {}).get(row["project_id"], 0.0),
-            made=made,
-        )
-        if queued is not None:
-            yield row, queued
+    return {row["pk"]: queued for row, queued in as_queued(jobs, None, requeued=True)}
 
 
 def load(now: datetime | None = None) -> State:
@@ -241,7 +138,7 @@ def load(now: datetime | None = None) -> State:
     nodes, states = _nodes()
     running = _running(now_seconds, states)
     fair = standings(now or timezone.now())
-    queue, committed, names, holders, rejoining, recorded = _queue(fair)
+    queue, committed, names, holders, rejoining, recorded = read_queue(fair)
     caps, used = load_caps()
     return State(
         now_seconds, nodes, running, queue, committed, names, holders, caps, used,

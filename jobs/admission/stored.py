@@ -1,6 +1,6 @@
 """A waiting job's stored standing as JSON and back: the reservation a pass is held to, and
 what a read of the queue decodes again only where the stored text changed
-(jobs.admission.state._queue)."""
+(jobs.admission.queue_read)."""
 
 from __future__ import annotations
 
