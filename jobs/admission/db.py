@@ -161,7 +161,7 @@ def run_pass(now: datetime | None = None) -> PassResult:
             plan = seen(state, snapshot, last, result.reservations, overdue_for=0.0)
             _quiet = Quiet(plan, len(state.queue), time.monotonic() + QUIET_SECONDS)
         plans.offer(result, seen(state, snapshot, last, result.reservations, plans.OVERDUE_SECONDS,
-                              tuple(own)))  # fmt: skip
+                              tuple(own)), more_to_come=bool(result.unplanned))  # fmt: skip
         _profile = result.hand_over()  # once published: the plan is stored with it
         return PassResult(ran=True, admitted=admitted, queued=len(state.queue) - len(admitted),
                           unplanned=len(result.unplanned))  # fmt: skip

@@ -31,6 +31,11 @@ MAX_AGE_SECONDS = 300.0
 # While a running job is past its end (being stopped), a plan has it leave a minute after the
 # plan's moment: so such a plan holds this long only.
 OVERDUE_SECONDS = 30.0
+# While a long queue is planned a part a pass (core.FRESH), each pass asks for the next at
+# once. Publishing every part cost each pass a third of a second at 10,000 queued, and the
+# web answers from the last plan meanwhile (dated), so a part is published only once the
+# last plan is this old (or gone from the cache); the last part always is.
+PARTS_EVERY_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -74,13 +79,21 @@ class Published:
 _published: Published | None = None  # the plan this process published last
 
 
-def offer(schedule: core.Schedule, seen: Seen) -> None:
+def offer(schedule: core.Schedule, seen: Seen, *, more_to_come: bool = False) -> None:
     """Publish a pass's plan, unless the one this process published last is still there
     and still holds (a pass that changed nothing plans what it planned); again before it
-    would expire. A failure is logged: the pass's decisions are written, and the web
-    processes plan for themselves meanwhile."""
+    would expire. ``more_to_come``: the pass planned a part of the queue and the next pass
+    follows at once (PARTS_EVERY_SECONDS). A failure is logged: the pass's decisions are
+    written, and the web processes plan for themselves meanwhile."""
     global _published
     last = _published
+    if (
+        more_to_come
+        and last is not None
+        and time.monotonic() - last.at < PARTS_EVERY_SECONDS
+        and published_token() == last.token  # still there for the web to answer from
+    ):
+        return
     if (
         seen.own
         or last is None

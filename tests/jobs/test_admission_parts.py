@@ -5,12 +5,20 @@ from decimal import Decimal
 
 import pytest
 
+from jobs.admission import db, plans
 from jobs.admission.db import run_pass
 from jobs.models import Job, Phase
 from jobs.scheduling import core
 from tests.helpers import wait_until
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
+
+
+@pytest.fixture(autouse=True)
+def _no_pass_carried_between_tests():
+    db._quiet = db._previous = db._profile = None
+    yield
+    db._quiet = db._previous = db._profile = None
 
 
 @pytest.fixture
@@ -57,6 +65,34 @@ def test_a_pass_plans_a_part_and_the_next_pass_the_rest(whole_cluster_jobs, monk
     assert run_pass().unplanned == 0
     *_, fifth = standings(whole_cluster_jobs)
     assert fifth.latest_start > fourth.latest_start and fifth.wait_detail["kind"] != "NotYetPlanned"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parts_are_published_now_and_then_and_the_whole_plan_at_once(
+    whole_cluster_jobs, monkeypatch
+):
+    """A pass that planned a part publishes its plan only once the last is some seconds
+    old or gone (the next pass follows at once); the pass that plans the last part always
+    does."""
+    monkeypatch.setattr(core, "FRESH", 1)
+    monkeypatch.setattr(plans, "_published", None)
+    assert run_pass().unplanned == 4  # nothing published yet: this part is
+    first = plans.published_token()
+    assert first is not None
+    assert run_pass().unplanned == 3
+    assert plans.published_token() == first  # a part, a moment after the last
+    plans.forget()  # the cache lost it (Redis started again, say)
+    assert run_pass().unplanned == 2
+    second = plans.published_token()
+    assert second not in (None, first)
+    monkeypatch.setattr(plans, "PARTS_EVERY_SECONDS", 0.0)
+    assert run_pass().unplanned == 1
+    third = plans.published_token()
+    assert third != second  # a part, once the last plan is old enough
+    monkeypatch.setattr(plans, "PARTS_EVERY_SECONDS", 3600.0)
+    assert run_pass().unplanned == 0
+    whole = plans.load()
+    assert whole.token != third and not whole.schedule.unplanned  # the whole plan
 
 
 @pytest.mark.django_db(transaction=True)
