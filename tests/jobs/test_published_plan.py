@@ -17,8 +17,9 @@ from jobs.admission.state import unchanged_since
 from jobs.models import Job, Phase, Priority
 from jobs.scheduling import passes
 from jobs.scheduling.compact import tuple_state
+from jobs.scheduling.node_fit import NodeInfo
 from jobs.scheduling.predict import forecast, standing
-from jobs.scheduling.profile import Item
+from jobs.scheduling.profile import Item, Timeline
 from tests.bench.scheduler_core import uniform
 from tests.helpers import other_connection
 from tests.jobs.factories import JobFactory
@@ -186,11 +187,42 @@ def test_a_stored_plan_answers_every_draft_as_the_one_made():
     for kept, original in zip(stored.profile.timelines, made.profile.timelines, strict=True):
         assert kept.items == original.items
         assert all(type(item) is Item for item in kept.items.values())
+        segments = (kept.times, kept.cpu, kept.mem, kept.mask)
+        assert segments == (original.times, original.cpu, original.mem, original.mask)
+        assert all(type(column) is list for column in segments)  # split in place by add
+        assert kept.bounds == original.bounds
+        assert {t: sorted(o) for t, o in kept.ends.items()} == {
+            t: sorted(o) for t, o in original.ends.items() if o
+        }
     for job_id, booking in stored.bookings.items():
         assert booking.placements is None and booking.where is None  # worked out again
         assert (booking.start, booking.replicas) == (
             made.bookings[job_id].start,
             made.bookings[job_id].replicas,
+        )
+
+
+def test_a_timeline_of_other_keys_or_wide_masks_is_stored_as_it_is():
+    """Items keyed otherwise than (job, replica) or holding more than 64 slots travel too."""
+    node = uniform(1, 1, random.Random(1), 0.0)[0][0]
+    info = NodeInfo(0, node.state, None, None)
+    for key, mask in ((("draft", 0), 0b101), ((7, 0), 1 << 70), ((7, 1), 3)):
+        timeline = Timeline(info, 0.0)
+        timeline.add(key, Item(10.0, 20.0, 1000, 512, mask, 7))
+        timeline.add((8, 0), Item(15.0, 30.0, 500, 256, 0, 8))
+        stored = pickle.loads(pickle.dumps(timeline))
+        assert stored.items == timeline.items and stored.mask == timeline.mask
+        assert (stored.times, stored.bounds, stored.ends) == (
+            timeline.times,
+            timeline.bounds,
+            timeline.ends,
+        )
+        stored.remove(key)  # works on as the original would
+        timeline.remove(key)
+        assert (stored.times, stored.cpu, stored.mask) == (
+            timeline.times,
+            timeline.cpu,
+            timeline.mask,
         )
 
 
