@@ -7,7 +7,6 @@ the bookings turned into what the queue, the forms and the admission write read.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from jobs.scheduling.booking import Booking
@@ -55,26 +54,23 @@ def _last_end(schedule: Schedule, booking: Booking) -> float:
     return latest
 
 
-def _ending(schedule: Schedule, t: float, indices: Iterable[int]) -> set[int]:
-    """Jobs with a replica ending at ``t`` on these nodes."""
-    owners: set[int] = set()
-    for index in indices:
-        owners.update(schedule.timelines[index].ends.get(t, ()))
-    return owners
-
-
 def finish(schedule: Schedule) -> None:
     """Name each reservation's blockers, then make the reservations and admissions."""
     # Blockers found when a reservation was made may have left since (it was committed
     # in an earlier pass): name those ending at its start on its own nodes, else the
     # earlier ones still here.
-    bookings = schedule.bookings
+    bookings, timelines, now = schedule.bookings, schedule.timelines, schedule.now
     live = {item.owner for _, item in schedule.running}
     live.update(job_id for job_id, b in bookings.items() if b.start is not None)
     for job in schedule.order:
         booking = bookings[job.id]
-        if booking.start is not None and booking.start > schedule.now:
-            own = _ending(schedule, booking.start, {index for index, _ in booking.replicas})
+        start = booking.start
+        if start is not None and start > now:
+            own: set[int] = set()  # jobs ending at its start on its nodes
+            for index, _ in booking.replicas:
+                ending = timelines[index].ends.get(start)
+                if ending:
+                    own.update(ending)
             own.discard(job.id)
             kept = own or {owner for owner in booking.blockers if owner in live}
             booking.blockers = tuple(sorted(kept))

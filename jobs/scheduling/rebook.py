@@ -140,17 +140,23 @@ def as_settled(
     checks made it), so its fit is not checked again. None if it is not such a one."""
     if previous is None or held.start is None or job.id not in previous.settled:
         return None
+    alternative = next((a for a in job.alternatives if a.spec_id == held.spec_id), None)
+    if alternative is None:
+        return None
+    # One walk over its replicas (it runs for every kept job of a long queue): each on a
+    # node as it was, holding what the spec asks.
+    cpu, memory, by_id = alternative.demand.cpu, alternative.demand.memory, schedule.by_id
+    at, replicas = [], []
+    for placement in held.placements:
+        node, slots = placement.node_id, tuple(placement.slots)
+        if node not in same or placement.cpu != cpu or placement.memory != memory:
+            return None
+        at.append((node, slots))  # as booking_key has it
+        replicas.append((by_id[node].index, slots))
+    at = tuple(at)
     start = max(held.start, schedule.now)
-    at = tuple((p.node_id, tuple(p.slots)) for p in held.placements)  # as booking_key has it
     if not previous.settled_as(job, (start, held.spec_id, at)):
         return None
-    if not all(node in same for node, _ in at):
-        return None
-    alternative = next(a for a in job.alternatives if a.spec_id == held.spec_id)
-    demand, by_id = alternative.demand, schedule.by_id
-    if any((p.cpu, p.memory) != (demand.cpu, demand.memory) for p in held.placements):
-        return None
-    replicas = [(by_id[node].index, slots) for node, slots in at]
     # Its nodes are as they were, but the job's rules may allow none of them now: a node it
     # names by name is gone, say (cached per rules and demand: a set lookup per replica).
     capable = schedule.capable_set(job, alternative)
