@@ -17,11 +17,11 @@ how long an answer holds, so the search asks each node only a few times.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left, bisect_right
 from math import inf
 from typing import NamedTuple
 
+from jobs.scheduling.columns import from_columns, to_columns
 from jobs.scheduling.node_fit import NodeInfo, fit
 from jobs.scheduling.shapes import ShapeKey, Shapes
 from resources.placement.capacity import Demand
@@ -66,15 +66,15 @@ class Timeline:
         self.room: dict[tuple, tuple[Demand, list[float], list[float]]] = {}
 
     def __getstate__(self) -> tuple:
-        # Stored with the plan (jobs.admission.plans) as columns of numbers (see _columns):
+        # Stored with the plan (jobs.admission.plans) as columns of numbers (.columns):
         # a long queue's plan holds tens of thousands of items, and pickled one by one they
         # were half of a pass's publishing. What follows from the items (``ends``,
         # ``bounds``) is made again from them; the kept runs of room, asked again.
-        return self.info, self.shape, self.shapes, _columns(self)
+        return self.info, self.shape, self.shapes, to_columns(self)
 
     def __setstate__(self, state: tuple) -> None:
         self.info, self.shape, self.shapes, columns = state
-        self.times, self.cpu, self.mem, self.mask, self.items = _from_columns(columns)
+        self.times, self.cpu, self.mem, self.mask, self.items = from_columns(columns, Item)
         self.ends, self.bounds, self.room = {}, {}, {}
         for item in self.items.values():
             self.ends.setdefault(item.end, []).append(item.owner)
@@ -328,35 +328,6 @@ class Timeline:
             if not fit(demand, node, cpu[k], mem[k], mask[k]):
                 return 0, times[k + 1] if k < last else inf, inf
         return 0, times[i + 1], inf
-
-
-def _columns(tl: Timeline) -> tuple:
-    """A timeline's segments and items as arrays of numbers, which pickle as a block each;
-    items keyed otherwise than (job id, replica), or a mask wider than 64 slots, as they are."""
-    items = tl.items
-    segments = (array("d", tl.times), array("q", tl.cpu), array("q", tl.mem))
-    try:
-        keys, values = list(items), list(items.values())
-        packed = (
-            array("q", [job for job, _ in keys]),
-            array("q", [replica for _, replica in keys]),
-            *(array(code, [value[k] for value in values]) for k, code in enumerate("ddqqQq")),
-        )
-        return (*segments, array("Q", tl.mask), packed)
-    except (TypeError, ValueError, OverflowError):
-        return (*segments, list(tl.mask), {key: tuple(item) for key, item in items.items()})
-
-
-def _from_columns(columns: tuple) -> tuple:
-    times, cpu, mem, mask, packed = columns
-    make = tuple.__new__  # Item(*values) without its Python-level constructor
-    if isinstance(packed, dict):
-        items = {key: make(Item, values) for key, values in packed.items()}
-    else:
-        jobs, replicas, *fields = packed
-        keys, rows = zip(jobs, replicas, strict=True), zip(*fields, strict=True)
-        items = {key: make(Item, values) for key, values in zip(keys, rows, strict=True)}
-    return times.tolist(), cpu.tolist(), mem.tolist(), list(mask), items
 
 
 def _union(masks: list[int]) -> int:

@@ -19,7 +19,7 @@ only ever compared with what this pass actually holds.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from math import inf
@@ -160,10 +160,16 @@ class Tracker:
                 looked += 1
                 if entries[k][1] < reach or looked > REACH_LIMIT:
                     return True
+        groups = [(group, *self._entries(group, nodes)) for group, nodes in self._groups(job)]
+        # Every entry given back before its reach is one the walk below looks at, each
+        # group's in turn, until a run of room lets the job start earlier or it has looked
+        # at REACH_LIMIT: with more than that it may, whatever the runs say. (A deep job
+        # after a large change: such a pass went mostly in looking at them one by one.)
+        if since == 0 and looked + sum(bisect_left(g[3], reach) for g in groups) > REACH_LIMIT:
+            return True
         now, timelines = self.schedule.now, self.schedule.timelines
-        for group, nodes in self._groups(job):
+        for group, entries, earliest, _ in groups:
             demand, key = group[1], demand_key(group[1])
-            entries, earliest = self._entries(group, nodes)
             k, count = bisect_left(entries, (since,)), len(entries)
             while k < count:
                 block = k // BLOCK
@@ -191,14 +197,14 @@ class Tracker:
             self._by_node.setdefault(index, []).append((position, given))
         self._read = len(log)
 
-    def _entries(self, group: tuple, nodes: frozenset[int]) -> tuple[list, list[float]]:
+    def _entries(self, group: tuple, nodes: frozenset[int]) -> tuple[list, list, list]:
         """The log's entries on the group's nodes in log order, as (position, node index,
-        start, end), and the earliest start of each BLOCK of them: those read since its
-        last question are added."""
+        start, end), the earliest start of each BLOCK of them, and all their starts in
+        order: those read since its last question are added."""
         live = self._live.get(group)
         if live is None:
-            live = self._live[group] = [0, [], []]
-        read, entries, earliest = live
+            live = self._live[group] = [0, [], [], []]
+        read, entries, earliest, gives = live
         log = self.log
         for position in range(read, len(log)):
             index, given, until = log[position]
@@ -208,8 +214,9 @@ class Tracker:
                 elif given < earliest[-1]:
                     earliest[-1] = given
                 entries.append((position, index, given, until))
+                insort(gives, given)
         live[0] = len(log)
-        return entries, earliest
+        return entries, earliest, gives
 
     def _groups(self, job: QueuedJob):
         """The job's specs' nodes, as ((rules, demand), node indices)."""

@@ -268,7 +268,15 @@ def _reached_plainly(tracker, job, booking, since: int) -> bool:
                     return True
     now, timelines = tracker.schedule.now, tracker.schedule.timelines
     within = [entry for entry in log[since:] if entry[1] < reach]
-    for group, nodes in tracker._groups(job):
+    groups = list(tracker._groups(job))
+    # From the start of the log, more entries to look at than REACH_LIMIT: it may, unlooked.
+    if (
+        since == 0
+        and looked + sum(sum(1 for entry in within if entry[0] in nodes) for _, nodes in groups)
+        > REACH_LIMIT
+    ):
+        return True
+    for group, nodes in groups:
         demand, key = group[1], demand_key(group[1])
         for index, back, until in (entry for entry in within if entry[0] in nodes):
             looked += 1
@@ -309,7 +317,10 @@ def test_blocks_of_the_log_answer_as_every_entry_would(scenario, data, block):
         asked.append((id(self), lo, hi))
         return runs_over(self, demand, key, lo, hi)
 
+    # A lower limit too, so that the log often holds more than it within a job's reach.
+    limit = data.draw(st.sampled_from((8, 40, settled.REACH_LIMIT)))
     with mock.patch.object(settled, "BLOCK", block), \
+         mock.patch.object(settled, "REACH_LIMIT", limit), \
          mock.patch.object(timeline, "runs_over", recorded):  # fmt: skip
         for _ in range(data.draw(st.integers(1, 4))):
             # Mostly on nodes the asked job does not hold: room there is for its specs' runs
@@ -323,7 +334,7 @@ def test_blocks_of_the_log_answer_as_every_entry_would(scenario, data, block):
                 on, st.floats(0.0, 120.0), st.one_of(st.floats(0.5, 60.0), st.just(inf))
             ).map(lambda e: (e[0], e[1], e[1] + e[2]))
             tracker.log.extend(data.draw(st.lists(entry, max_size=150)))
-            since = data.draw(st.integers(0, len(tracker.log)))
+            since = data.draw(st.one_of(st.just(0), st.integers(0, len(tracker.log))))
             # The same entries looked into, in the same order, and the same answer.
             answer = tracker._reached(job, booking, since)
             looked = asked[:]
