@@ -154,11 +154,7 @@ def run_pass(now: datetime | None = None) -> PassResult:
         admitted = _admit_all(result.admissions, state, spec_names, own)
         _rejoined(result, state, own)
         changed = record(result.reservations, state, admitted, own)
-        if result.unplanned or (result.compressions_ran_out and result.moved_earlier):
-            # A long queue planned a part a pass, or a cascade of kept reservations moving
-            # earlier left unfinished (core.COMPRESSIONS): the next part at once. (Searches
-            # that moved nothing, cut short by their budget, say, wait for beat's pass: they
-            # would run out again, and passes follow each other without end.)
+        if result.unplanned:  # a long queue planned a part a pass: the next part at once
             send("jobs.tasks.admit")
         elif not admitted and not changed and not result.compressions_ran_out:
             # An overdue job leaves a minute after each pass's moment: never quiet then.

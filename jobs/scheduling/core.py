@@ -102,7 +102,6 @@ class Schedule(Capable):
         self.first_unplanned: float = inf
         self.compressions = compressions  # left in this pass
         self.compressions_ran_out = False  # a kept reservation went unsearched for lack
-        self.moved_earlier = 0  # kept reservations a search moved earlier in this pass
         self.nodes = list(nodes)
         self.infos = [NodeInfo(i, n.state, n.pool, n.driver) for i, n in enumerate(nodes)]
         self.by_id = {info.id: info for info in self.infos}
@@ -261,7 +260,6 @@ class Schedule(Capable):
         best = self.track.search(job, lambda: self._best(job, self.profile, old.start))
         if best is not None and best[1].start < old.start:
             self.bookings[job.id] = self._placed(job, *best, self.timelines)
-            self.moved_earlier += 1
         else:
             self.track.undo(given, job)  # booked again as it was: it gave nothing back
         self._insert(job, self.bookings[job.id])

@@ -1,16 +1,14 @@
 """A long queue with no plan is planned a part a pass (jobs.scheduling.core.FRESH): the jobs
 not reached yet say so, hold no promise, and the next pass, asked for at once, goes on."""
 
-from datetime import timedelta
 from decimal import Decimal
-from functools import partial
 
 import pytest
 
 from jobs.admission import db, plans
 from jobs.admission.db import run_pass
 from jobs.models import Job, Phase
-from jobs.scheduling import core, passes
+from jobs.scheduling import core
 from tests.helpers import wait_until
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
@@ -141,25 +139,3 @@ def test_the_form_and_the_queue_say_what_is_not_planned_yet(
     page = client.get("/queue/").content.decode()
     row = page.split(f'data-job="{jobs[4].name}"')[1].split("</tr>")[0]
     assert "not planned" not in row and "尚未" in row
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_pass_out_of_searches_for_kept_reservations_asks_for_the_next(
-    whole_cluster_jobs, monkeypatch
-):
-    """A cascade of kept reservations moving earlier, left unfinished for lack of searches
-    (core.COMPRESSIONS), is the next pass's at once, as the rest of an unplanned queue is,
-    not beat's some seconds later; searches that moved nothing are left to beat."""
-    asked: list[str] = []
-    monkeypatch.setattr(db, "send", asked.append)
-    assert run_pass().unplanned == 0 and asked == []  # j0 runs, j1-j4 promised in line
-    running, first, *_ = standings(whole_cluster_jobs)
-    # j1's promise to search again, at no earlier start (j0 still holds both nodes).
-    Job.objects.filter(pk=first.pk).update(duration_hours=1)
-    monkeypatch.setattr(passes, "schedule", partial(passes.schedule, compressions=1))
-    result = run_pass()
-    assert result.ran and result.unplanned == 0 and asked == []
-    # j0 ends half an hour early: the one search moves a promise earlier, the rest wait.
-    Job.objects.filter(pk=running.pk).update(deadline=running.admitted_at + timedelta(minutes=30))
-    result = run_pass()
-    assert result.ran and result.unplanned == 0 and asked == ["jobs.tasks.admit"]
