@@ -19,7 +19,7 @@ only ever compared with what this pass actually holds.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from math import inf
@@ -88,6 +88,29 @@ def booking_key(schedule: Schedule, booking: Booking) -> tuple:
         replicas = tuple((infos[index].id, slots) for index, slots in booking.replicas)
         where = booking.where = (booking.alternative.spec_id, replicas)
     return (booking.start, *where)
+
+
+class Starts:
+    """The starts of a group's log entries, to count those before a moment: sorted, but for
+    the last few added (a pass adds tens of thousands at once after an urgent submit, then a
+    few per move; one by one into a sorted list, those cost a second)."""
+
+    __slots__ = ("pending", "sorted")
+
+    def __init__(self):
+        self.sorted: list[float] = []
+        self.pending: list[float] = []
+
+    def add(self, start: float) -> None:
+        self.pending.append(start)
+
+    def before(self, moment: float) -> int:
+        pending = self.pending
+        if len(pending) > 64:
+            self.sorted.extend(pending)
+            self.sorted.sort()  # a sorted run and the new ones: Timsort merges them
+            pending.clear()
+        return bisect_left(self.sorted, moment) + sum(1 for start in pending if start < moment)
 
 
 class Tracker:
@@ -165,7 +188,7 @@ class Tracker:
         # group's in turn, until a run of room lets the job start earlier or it has looked
         # at REACH_LIMIT: with more than that it may, whatever the runs say. (A deep job
         # after a large change: such a pass went mostly in looking at them one by one.)
-        if since == 0 and looked + sum(bisect_left(g[3], reach) for g in groups) > REACH_LIMIT:
+        if since == 0 and looked + sum(g[3].before(reach) for g in groups) > REACH_LIMIT:
             return True
         now, timelines = self.schedule.now, self.schedule.timelines
         for group, entries, earliest, _ in groups:
@@ -197,14 +220,14 @@ class Tracker:
             self._by_node.setdefault(index, []).append((position, given))
         self._read = len(log)
 
-    def _entries(self, group: tuple, nodes: frozenset[int]) -> tuple[list, list, list]:
+    def _entries(self, group: tuple, nodes: frozenset[int]) -> tuple[list, list, Starts]:
         """The log's entries on the group's nodes in log order, as (position, node index,
         start, end), the earliest start of each BLOCK of them, and all their starts in
         order: those read since its last question are added."""
         live = self._live.get(group)
         if live is None:
-            live = self._live[group] = [0, [], [], []]
-        read, entries, earliest, gives = live
+            live = self._live[group] = [0, [], [], Starts()]
+        read, entries, earliest, starts = live
         log = self.log
         for position in range(read, len(log)):
             index, given, until = log[position]
@@ -214,9 +237,9 @@ class Tracker:
                 elif given < earliest[-1]:
                     earliest[-1] = given
                 entries.append((position, index, given, until))
-                insort(gives, given)
+                starts.add(given)
         live[0] = len(log)
-        return entries, earliest, gives
+        return entries, earliest, starts
 
     def _groups(self, job: QueuedJob):
         """The job's specs' nodes, as ((rules, demand), node indices)."""

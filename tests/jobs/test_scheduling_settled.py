@@ -342,3 +342,17 @@ def test_blocks_of_the_log_answer_as_every_entry_would(scenario, data, block):
             assert answer == _reached_plainly(tracker, job, booking, since)
             assert looked == asked
             asked.clear()
+
+
+@given(st.lists(st.tuples(st.lists(st.floats(0, 100), max_size=90), st.floats(-1, 101))))
+def test_starts_count_those_before_a_moment_whatever_came_in_between(steps):
+    # What Tracker._reached counts against REACH_LIMIT: added in batches (tens of thousands
+    # at once, then a few), asked in between.
+    from jobs.scheduling.settled import Starts
+
+    starts, every = Starts(), []
+    for added, moment in steps:
+        for start in added:
+            starts.add(start)
+        every += added
+        assert starts.before(moment) == sum(1 for start in every if start < moment)
