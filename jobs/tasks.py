@@ -9,6 +9,7 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 
+from console.celery import send
 from console.db import release_pool
 from resources.backends.base import BackendError
 
@@ -26,6 +27,8 @@ def admit() -> None:
     result = admission_pass()
     if result.ran and not result.quiet:  # a quiet pass changed nothing: neither would it
         reclaim()
+    if result.unplanned:  # a long queue planned a part a pass: the next part at once,
+        send("jobs.tasks.admit")  # once the pass and the reclaim have let the lock go
     if result.admitted:
         log.info("admitted %s", result.admitted)
         from jobs import hooks

@@ -54,7 +54,10 @@ class PassResult:
     admitted: list[int] = field(default_factory=list)
     queued: int = 0
     quiet: bool = False  # skipped: nothing it rests on changed since the last full pass
-    unplanned: int = 0  # jobs left for the next pass to plan (core.FRESH): it is asked for
+    # Jobs left for the next pass to plan (core.FRESH): jobs.tasks.admit asks for it once
+    # its reclaim, which holds the lock too, is done (asked for before, it could find the
+    # lock still held and end as a no-op, and the parts would wait for beat).
+    unplanned: int = 0
 
 
 def prune_queue_changes(minutes: int = 10) -> None:
@@ -154,9 +157,10 @@ def run_pass(now: datetime | None = None) -> PassResult:
         admitted = _admit_all(result.admissions, state, spec_names, own)
         _rejoined(result, state, own)
         changed = record(result.reservations, state, admitted, own)
-        if result.unplanned:  # a long queue planned a part a pass: the next part at once
-            send("jobs.tasks.admit")
-        elif not admitted and not changed and not result.compressions_ran_out:
+        # Never quiet with jobs left unplanned (the next part follows: jobs.tasks.admit) or
+        # kept reservations left unsearched.
+        quiet = not (admitted or changed or result.unplanned or result.compressions_ran_out)
+        if quiet:
             # An overdue job leaves a minute after each pass's moment: never quiet then.
             plan = seen(state, snapshot, last, result.reservations, overdue_for=0.0)
             _quiet = Quiet(plan, len(state.queue), time.monotonic() + QUIET_SECONDS)

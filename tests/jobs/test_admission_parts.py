@@ -5,11 +5,12 @@ from decimal import Decimal
 
 import pytest
 
+from jobs import hooks, tasks
 from jobs.admission import db, plans
 from jobs.admission.db import run_pass
 from jobs.models import Job, Phase
 from jobs.scheduling import core
-from tests.helpers import wait_until
+from tests.helpers import other_connection, wait_until
 from tests.jobs.factories import JobFactory
 from tests.resources.factories import AcceleratorModelFactory, NodeFactory, NodeSpecFactory
 
@@ -99,13 +100,37 @@ def test_parts_are_published_now_and_then_and_the_whole_plan_at_once(
 def test_the_worker_plans_the_rest_without_waiting_for_beat(
     whole_cluster_jobs, monkeypatch, celery_worker
 ):
-    # No beat here: only the passes each pass asks for plan the rest of the queue.
+    # No beat here: only the passes each pass's task asks for plan the rest of the queue.
     monkeypatch.setattr(core, "FRESH", 1)
-    assert run_pass().unplanned == 4  # the job admitted was the one planned
+    monkeypatch.setattr(hooks, "admission_listeners", [])  # j0 holds its nodes, unlaunched
+    tasks.admit()  # the worker's task, run here: one pass, its reclaim, then the next asked
     wait_until(
         lambda: all(job.latest_start for job in standings(whole_cluster_jobs)[1:]),
         timeout=30,
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_next_part_is_asked_for_once_the_lock_is_free(whole_cluster_jobs, monkeypatch):
+    """Asked for while the pass or its reclaim still held the admission lock, the next
+    pass could run at once in another worker process, find the lock held and end as a
+    no-op: the rest of the queue then waited for beat."""
+    monkeypatch.setattr(core, "FRESH", 1)
+    free_when_asked = []
+
+    def asked(name: str) -> None:
+        with other_connection() as other:
+            free = other.execute("SELECT pg_try_advisory_lock(%s)", [db.LOCK_KEY]).fetchone()[0]
+            other.execute("SELECT pg_advisory_unlock_all()")
+        free_when_asked.append((name, free))
+
+    monkeypatch.setattr(tasks, "send", asked, raising=False)
+    monkeypatch.setattr(db, "send", asked)
+    monkeypatch.setattr(hooks, "admission_listeners", [])  # j0 holds its nodes, unlaunched
+    tasks.admit()
+    assert free_when_asked == [("jobs.tasks.admit", True)]
+    assert run_pass().unplanned == 3  # a pass alone asks for nothing: its task does
+    assert free_when_asked == [("jobs.tasks.admit", True)]
 
 
 @pytest.mark.django_db(transaction=True)
