@@ -143,12 +143,10 @@ def _read(ids: list[int], total: int, made: Made, fair: dict) -> dict[int, Entry
     chosen = JobSpecChoice.objects.filter(job__phase=Phase.QUEUED)
     if len(ids) < total // 2:
         rows, chosen = rows.filter(pk__in=ids), chosen.filter(job_id__in=ids)
-    choices: dict[int, list[int]] = defaultdict(list)
-    for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
-        choices[job_id].append(spec_id)
+    choices = _choices(chosen)
     reading = Reading()
     rows = rows.annotate(
-        held_before=KeyTextTransform("kind", "standing__detail"),
+        held_before=_held_before(),
         job_version=RawSQL("jobs_job.xmin::text", ()),
         standing_version=RawSQL("jobs_standing.xmin::text", ()),
         **{text: Cast(f"standing__{name}", TextField()) for name, text in _AS_TEXT.items()},
@@ -197,17 +195,28 @@ def as_queued(jobs, phase: str | None, *, requeued: bool = False):
     whole; each row has QUEUE_FIELDS."""
     specs, pools_of = spec_rows(), project_pools()
     made: dict = {}
-    choices: dict[int, list[int]] = defaultdict(list)
     chosen = JobSpecChoice.objects.filter(job__phase=phase) if phase else JobSpecChoice.objects
     if not phase:
         chosen = chosen.filter(job__in=jobs.values("pk"))
-    for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
-        choices[job_id].append(spec_id)
-    held_before = KeyTextTransform("kind", "standing__detail")
-    for row in jobs.annotate(held_before=held_before).values(*QUEUE_FIELDS):
+    choices = _choices(chosen)
+    for row in jobs.annotate(held_before=_held_before()).values(*QUEUE_FIELDS):
         queued = queued_of(row, specs, choices, pools_of, {}, made, requeued)
         if queued is not None:
             yield row, queued
+
+
+def _choices(chosen) -> dict[int, list[int]]:
+    """Each job's specs in the order its owner chose them, from a JobSpecChoice queryset."""
+    choices: dict[int, list[int]] = defaultdict(list)
+    for job_id, spec_id in chosen.order_by("job_id", "order").values_list("job_id", "spec_id"):
+        choices[job_id].append(spec_id)
+    return choices
+
+
+def _held_before():
+    """The kind of a job's stored wait reason: "HeldForQuota" while the last pass held it at
+    its team's quota maximum (it rejoins the queue when let in: db._rejoined)."""
+    return KeyTextTransform("kind", "standing__detail")
 
 
 def spec_rows() -> dict[int, NodeSpec]:
