@@ -121,9 +121,12 @@ def _settle(attempt: Attempt, status: WorkloadStatus) -> bool:
     if job.started_at is None:
         begun = attempt.running_at or attempt.created_at
         started = {"started_at": begun, "deadline": begun + timedelta(hours=job.duration_hours)}
-    recovered = recovery.on_end(job, attempt, status)
-    if recovered != recovery.REQUEUED:
-        close(job, *(recovered or _outcome(job, attempt, status)), **started)
+    # What recovery records of a fault goes with the job's move, or neither does: a worker
+    # killed in between would leave a fault on record that the next one records again.
+    with transaction.atomic():
+        recovered = recovery.on_end(job, attempt, status)
+        if recovered != recovery.REQUEUED:
+            close(job, *(recovered or _outcome(job, attempt, status)), **started)
     return True
 
 

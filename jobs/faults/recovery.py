@@ -199,6 +199,8 @@ def _recover(job: Job, attempt: Attempt | None, cause, check, nodes, found: Said
         )
         return Phase.ERROR, message, JobEvent.Kind.ERROR
     isolated = node_faults.isolate(nodes, _isolation_reason(job, check)) if decision.isolate else []
+    # The record goes with the job's move (the caller's transaction: settle, precheck_failed):
+    # a worker killed in between leaves neither, and the next one records the fault once.
     record = FaultRecord.objects.create(
         job=job,
         attempt=attempt,
@@ -219,7 +221,8 @@ def _recover(job: Job, attempt: Attempt | None, cause, check, nodes, found: Said
         message = said(gettext_noop("%(found)s Ended as error: %(why)s"),
                        found=found, why=_why_not(decision))  # fmt: skip
         return Phase.ERROR, message, JobEvent.Kind.ERROR
-    requeue(job, decision, record)
+    if not requeue(job, decision):  # moved by someone else first: this recovery did not happen
+        record.delete()
     return REQUEUED
 
 
@@ -273,7 +276,7 @@ def _requeue_words(decision: Decision):
     return via, text
 
 
-def requeue(job: Job, decision: Decision, record: FaultRecord | None = None) -> bool:
+def requeue(job: Job, decision: Decision) -> bool:
     """Put the job back in the queue, ahead of the rest of its priority class (SPEC Q2),
     at the node count it asked for (an elastic job may get fewer again). Its allocations go
     back; the admission pass starts it again, with prechecks."""
@@ -314,11 +317,11 @@ def precheck_failed(job: Job, failures: list) -> bool:
     nodes are isolated and the job goes back to the queue's head, or ends as error when it
     may not recover. Returns True when the job was requeued."""
     nodes, check, found = precheck_found(failures)
-    outcome = _recover(job, None, Cause.PRECHECK, check, nodes, found)
-    if outcome == REQUEUED:
-        return True
-    phase, message, kind = outcome
-    with transaction.atomic():
+    with transaction.atomic():  # the fault's record with the job's move, or neither
+        outcome = _recover(job, None, Cause.PRECHECK, check, nodes, found)
+        if outcome == REQUEUED:
+            return True
+        phase, message, kind = outcome
         if lifecycle.move(job, phase, message, kind=kind, reason=message):
             release(job)
     transaction.on_commit(hooks.queue_changed)

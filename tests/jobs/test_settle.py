@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from console import limits
 from jobs.execution import runs, settle
+from jobs.faults import recovery
 from jobs.models import Attempt, FaultRecord, Job, JobType, Phase, SubTask
 from resources.models import Allocation
 from tests.helpers import wait_until
@@ -169,3 +170,43 @@ def test_a_job_whose_worker_died_as_it_began_running_says_running(
     assert job.phase == Phase.STARTING
     job = wait_for_phase(job, Phase.RUNNING)
     assert job.started_at is not None and job.deadline is not None
+
+
+def left_failed(alice, vision, spec, **options) -> Job:
+    """A job whose attempt ended on a fault exit code a minute ago and was not settled."""
+    job = make_job(alice, vision, spec, phase=Phase.STARTING, fault_restart_enabled=True,
+                   **options)  # fmt: skip
+    Attempt.objects.create(job=job, number=1, backend="local", workload_id=f"job-{job.pk}-1",
+                           replicas=[], state=Attempt.State.FAILED, exit_code=101,
+                           reason="worker 0 exited with code 101",
+                           ended_at=timezone.now() - timedelta(minutes=1))  # fmt: skip
+    return job
+
+
+@pytest.mark.parametrize(
+    ("max_restarts", "dies_in", "phase", "action"),
+    [(2, (recovery, "requeue"), Phase.QUEUED, "restart"),
+     (0, (settle, "close"), Phase.ERROR, "error")],
+    ids=["restarted", "spent"],
+)  # fmt: skip
+def test_a_worker_that_dies_after_recording_a_fault_leaves_no_record_of_it(
+    alice, vision, run_cluster, admin, monkeypatch, max_restarts, dies_in, phase, action
+):
+    """The chaos test found a job with two restarts on record and one counted: a worker
+    recorded the fault, died before the job was requeued, and the next one settled it again.
+    What recovery does of a fault is kept whole or not at all."""
+    limits.save({"fault_exit_codes": [101]}, admin)
+    job = left_failed(alice, vision, run_cluster["cpu"], max_restarts=max_restarts)
+
+    def dies(*args, **kwargs):
+        raise SystemExit("the worker was killed")
+
+    with monkeypatch.context() as dying:
+        dying.setattr(*dies_in, dies)
+        with pytest.raises(SystemExit):
+            settle.settle_left()
+    assert settle.settle_left() == 1
+    job.refresh_from_db()
+    assert job.phase == phase and job.restarts_used == (1 if action == "restart" else 0)
+    assert list(FaultRecord.objects.filter(job=job).values_list("action", flat=True)) == [action]
+    assert settle.settle_left() == 0
