@@ -346,8 +346,10 @@ class Profile:
     of each node something left.
 
     ``freed``, when a pass keeps it (:mod:`.settled`), logs the room each removal gives
-    back as ``(node index, start, end)``; ``cut_short`` counts the searches that ran out of
-    budget (their start may not be the earliest).
+    back as ``(node index, start, end, born)``: ``born`` is the ``clock`` when its owner first
+    took room (``born``, of the owners added or removed since it was set; the others'
+    are ``inherited``); ``cut_short`` counts the searches that ran out of budget (their
+    start may not be the earliest).
     """
 
     def __init__(self, infos: list[NodeInfo], origin: float):
@@ -356,23 +358,33 @@ class Profile:
         self.timelines = [Timeline(info, origin, self.shapes) for info in infos]
         self.changes: list[int] = []
         self.groups: dict[object, object] = {}
-        self.freed: list[tuple[int, float, float]] | None = None
+        self.freed: list[tuple[int, float, float, int]] | None = None
+        self.born: dict[int, int] | None = None
+        self.inherited: dict[int, int] = {}
+        self.clock = 0
         self.cut_short = 0
 
     def __getstate__(self) -> dict:
         """A stored profile leaves the groups' searches behind (made again on demand); the
         change list only serves them, so it goes too, as does the pass's log of room."""
-        return {**self.__dict__, "groups": {}, "changes": [], "freed": None}
+        return {**self.__dict__, "groups": {}, "changes": [], "freed": None, "born": None,
+                "inherited": {}}  # fmt: skip
 
     def add(self, index: int, key: object, item: Item) -> None:
         self.timelines[index].add(key, item)
         self.changes.append(index)
+        born = self.born
+        if born is not None and key[0] not in born:  # moved, it took room since its first
+            born[key[0]] = self.inherited.get(key[0], self.clock)
 
     def remove(self, index: int, key: object) -> Item:
         self.changes.append(~index)
         item = self.timelines[index].remove(key)
         if self.freed is not None:
-            self.freed.append((index, item.start, item.end))
+            born = self.born.get(key[0])
+            if born is None:
+                born = self.born[key[0]] = self.inherited.get(key[0], 0)
+            self.freed.append((index, item.start, item.end, born))
         return item
 
 

@@ -23,13 +23,14 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from math import inf
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, TypeVar
 
 from jobs.scheduling.booking import Booking
 from jobs.scheduling.data import QueuedJob
 from jobs.scheduling.node_fit import NodeInfo
 from jobs.scheduling.profile import Item, demand_key
+from jobs.scheduling.reach_counts import Aged, Starts
 from jobs.scheduling.rules import rule_key
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+_start, _born = itemgetter(2), itemgetter(4)  # of an entry of Tracker._entries
 # A queued job's fields but its fair-share standing (see Digest.settled_as).
 _all_but_fair = attrgetter(*(f.name for f in fields(QueuedJob) if f.name != "fair"))
 
@@ -63,7 +65,11 @@ class Digest:
     now: float
     nodes: dict[int, tuple]  # node id -> node_key
     items: dict[int, dict[object, Item]]  # node id -> (owner, replica) -> item
-    settled: dict[int, tuple[QueuedJob, tuple]]  # job id -> (job, booking_key)
+    # job id -> (job, booking_key, the clock when its last exact search began)
+    settled: dict[int, tuple[QueuedJob, tuple, float]]
+    # owner (a job) -> the clock when it first took the room it holds, where not 0
+    born: dict[int, int]
+    clock: int  # searches begun in this chain of passes
 
     def settled_as(self, job: QueuedJob, key: tuple) -> bool:
         """Whether this plan held ``job``, as it is, settled and booked as ``key``.
@@ -90,60 +96,58 @@ def booking_key(schedule: Schedule, booking: Booking) -> tuple:
     return (booking.start, *where)
 
 
-class Starts:
-    """The starts of a group's log entries, to count those before a moment: sorted, but for
-    the last few added (a pass adds tens of thousands at once after an urgent submit, then a
-    few per move; one by one into a sorted list, those cost a second)."""
-
-    __slots__ = ("pending", "sorted")
-
-    def __init__(self):
-        self.sorted: list[float] = []
-        self.pending: list[float] = []
-
-    def add(self, start: float) -> None:
-        self.pending.append(start)
-
-    def before(self, moment: float) -> int:
-        pending = self.pending
-        if len(pending) > 64:
-            self.sorted.extend(pending)
-            self.sorted.sort()  # a sorted run and the new ones: Timsort merges them
-            pending.clear()
-        return bisect_left(self.sorted, moment) + sum(1 for start in pending if start < moment)
-
-
 class Tracker:
     """One pass's account of what its searches knew: which jobs may skip their search,
-    and which are settled at the end."""
+    and which are settled at the end.
+
+    Room given back counts against a job only if it was taken before the job's last exact
+    search began: room taken since (by a job booked after it, say) was free when it
+    searched, so giving it back restores what that search saw. A clock counts the searches
+    of a chain of passes; each owner of the profile's items keeps the clock when it first
+    took room (``Profile.born``: 0, always counted, for what a pass begins with unless the
+    last plan held the very same items). After an urgent submit voids the promises behind it, the
+    room they held was taken after the searches of nearly every job ahead of them."""
 
     def __init__(self, schedule: Schedule, previous: Digest | None):
         self.schedule = schedule
         self.previous = previous if previous and previous.now <= schedule.now else None
-        self.log: list[tuple[int, float, float]] = []  # (node index, start, end) given back
+        # (node index, start, end, born) given back
+        self.log: list[tuple[int, float, float, int]] = []
         self.marks: dict[int, int] = {}  # job id -> log position of its last exact search
+        # job id -> the clock when that search began (see _since)
+        self.searched: dict[int, float] = {}
+        self.clock = self.previous.clock if self.previous is not None else 0
+        self._touched: dict[int, bool] = {}  # see _since
         self._read = 0  # log entries sorted into _by_node and _live so far
-        self._by_node: dict[int, list[tuple[int, float]]] = {}  # index -> (position, start)
-        # group -> [log position read, entries, earliest start of each BLOCK of them]
+        # index -> (position, start, born)
+        self._by_node: dict[int, list[tuple[int, float, int]]] = {}
+        # group -> [log position read, entries, earliest start and first born of each BLOCK
+        # of them, their starts (Starts), their births (Aged)]
         self._live: dict[tuple, list] = {}
 
     def begin(self) -> None:
         """The pass's holdings and re-booked reservations are in: from now on, log what the
         profile gives back, starting with what the last plan held and this one does not."""
-        self.schedule.profile.freed = self.log
+        profile, born = self.schedule.profile, {}
         if self.previous is not None:
-            self.log.extend(given_back(self.previous, self.schedule))
+            freed, born = given_back(self.previous, self.schedule)
+            self.log.extend(freed)
+            profile.inherited = self.previous.born
+        profile.freed, profile.born, profile.clock = self.log, born, self.clock
 
     def search(self, job: QueuedJob, search: Callable[[], T]) -> T:
         """Run a search for ``job`` (lifted out of the profile): its start is the earliest
         unless the budget cut it short."""
         profile, position = self.schedule.profile, len(self.log)
+        self.clock += 1
+        profile.clock = self.clock
         cut = profile.cut_short
         found = search()
         if profile.cut_short == cut:
-            self.marks[job.id] = position
+            self.marks[job.id], self.searched[job.id] = position, self.clock
         else:
             self.marks.pop(job.id, None)
+            self.searched.pop(job.id, None)
         return found
 
     def undo(self, position: int, job: QueuedJob) -> None:
@@ -162,16 +166,26 @@ class Tracker:
         previous = self.previous
         if previous is None or not previous.settled_as(job, booking_key(self.schedule, booking)):
             return False
-        if self._reached(job, booking, 0):
+        searched = previous.settled[job.id][2]
+        if self._reached(job, booking, 0, searched):
             return False
-        self.marks[job.id] = len(self.log)
+        self.marks[job.id], self.searched[job.id] = len(self.log), self._since(job, searched)
         return True
 
-    def _reached(self, job: QueuedJob, booking: Booking, since: int) -> bool:
-        """Whether room given back from log position ``since`` on could let the job start
-        before its booking: on a node it holds (lifted out, its own room joins it), or where
-        a run of room for one replica of one of its specs overlaps it, starts before the
-        booking and lasts the job's duration. Past REACH_LIMIT entries looked at, it may."""
+    def _since(self, job: QueuedJob, searched: float) -> float:
+        """The clock from which room taken no longer counts against the job: none does (inf)
+        once room taken before ``searched`` came back within its reach, even where it made
+        no run the job could use. Such room was weighed with the room around it as it was
+        then; given back later, room taken since would join it."""
+        return inf if self._touched.pop(job.id, False) else searched
+
+    def _reached(self, job: QueuedJob, booking: Booking, since: int, searched: float) -> bool:
+        """Whether room given back from log position ``since`` on, and taken before the
+        clock ``searched`` (the job's last exact search), could let the job start before its
+        booking: on a node it holds (lifted out, its own room joins it), or where a run of
+        room for one replica of one of its specs overlaps it, starts before the booking and
+        lasts the job's duration. Past REACH_LIMIT entries looked at, it may."""
+        self._touched.pop(job.id, None)
         if since >= len(self.log):
             return False
         self._sort_in()
@@ -180,66 +194,91 @@ class Tracker:
         for index, _ in booking.replicas:
             entries = self._by_node.get(index, ())
             for k in range(bisect_left(entries, (since,)), len(entries)):
+                if entries[k][2] >= searched:
+                    continue
                 looked += 1
                 if entries[k][1] < reach or looked > REACH_LIMIT:
                     return True
-        groups = [(group, *self._entries(group, nodes)) for group, nodes in self._groups(job)]
+        groups = [self._entries(group, nodes) for group, nodes in self._groups(job)]
         # Every entry given back before its reach is one the walk below looks at, each
         # group's in turn, until a run of room lets the job start earlier or it has looked
         # at REACH_LIMIT: with more than that it may, whatever the runs say. (A deep job
         # after a large change: such a pass went mostly in looking at them one by one.)
-        if since == 0 and looked + sum(g[3].before(reach) for g in groups) > REACH_LIMIT:
-            return True
-        now, timelines = self.schedule.now, self.schedule.timelines
-        for group, entries, earliest, _ in groups:
+        if since == 0:
+            over = REACH_LIMIT - looked
+            for *_, starts, aged in groups:
+                over -= aged.count(searched, reach, starts, over + 1)
+                if over < 0:
+                    return True
+        for group, entries, blocks, _, aged in groups:
             demand, key = group[1], demand_key(group[1])
-            k, count = bisect_left(entries, (since,)), len(entries)
-            while k < count:
-                block = k // BLOCK
-                end = min((block + 1) * BLOCK, count)
-                if earliest[block] >= reach:  # none of the block is within reach
-                    k = end
-                    continue
-                for _, index, given, until in entries[k:end]:
-                    if given >= reach:
-                        continue
-                    looked += 1
-                    if looked > REACH_LIMIT:
+            for _, index, given, until, _ in self._within(entries, blocks, aged, since,
+                                                           searched, reach):  # fmt: skip
+                self._touched[job.id] = True
+                looked += 1
+                if looked > REACH_LIMIT:
+                    return True
+                for run_start, run_end in self.schedule.timelines[index].runs_over(
+                    demand, key, given, until
+                ):
+                    begin = max(run_start, self.schedule.now)
+                    if begin < start and run_end - begin >= duration:
                         return True
-                    for run_start, run_end in timelines[index].runs_over(demand, key, given, until):
-                        begin = max(run_start, now)
-                        if begin < start and run_end - begin >= duration:
-                            return True
-                k = end
         return False
+
+    @staticmethod
+    def _within(entries, blocks, aged, since: int, searched: int, reach: float):
+        """The group's entries from log position ``since`` on, taken before ``searched``
+        and given back before ``reach``, in log order: from those taken before it where they
+        are few (an urgent submit gives back tens of thousands taken later), else block by
+        block, passing over a block none of which can be one."""
+        first = bisect_left(entries, (since,))
+        older = aged.older(searched, len(entries) // 8)
+        if older is not None:
+            for k in sorted(k for k in older if k >= first and entries[k][2] < reach):
+                yield entries[k]
+            return
+        k, count = first, len(entries)
+        while k < count:
+            block = k // BLOCK
+            end = min((block + 1) * BLOCK, count)
+            earliest, oldest = blocks[block]
+            if earliest < reach and oldest < searched:
+                for entry in entries[k:end]:
+                    if entry[2] < reach and entry[4] < searched:
+                        yield entry
+            k = end
 
     def _sort_in(self) -> None:
         log = self.log
         for position in range(self._read, len(log)):
-            index, given, _ = log[position]
-            self._by_node.setdefault(index, []).append((position, given))
+            index, given, _, born = log[position]
+            self._by_node.setdefault(index, []).append((position, given, born))
         self._read = len(log)
 
-    def _entries(self, group: tuple, nodes: frozenset[int]) -> tuple[list, list, Starts]:
-        """The log's entries on the group's nodes in log order, as (position, node index,
-        start, end), the earliest start of each BLOCK of them, and all their starts in
-        order: those read since its last question are added."""
+    def _entries(self, group: tuple, nodes: frozenset[int]) -> list:
+        """The group, its log entries on the group's nodes in log order as (position, node
+        index, start, end, born), the earliest start and the first born of each BLOCK of
+        them, all their starts in order and their births: those read since its last
+        question are added."""
         live = self._live.get(group)
         if live is None:
-            live = self._live[group] = [0, [], [], Starts()]
-        read, entries, earliest, starts = live
+            live = self._live[group] = [0, [], [], Starts(), Aged()]
+        read, entries, blocks, starts, aged = live
         log = self.log
-        for position in range(read, len(log)):
-            index, given, until = log[position]
-            if index in nodes:
-                if len(entries) % BLOCK == 0:
-                    earliest.append(given)
-                elif given < earliest[-1]:
-                    earliest[-1] = given
-                entries.append((position, index, given, until))
-                starts.add(given)
+        # In bulk: an urgent submit gives back tens of thousands at once.
+        new = [(k, *entry) for k, entry in enumerate(log[read:], read) if entry[0] in nodes]
+        if new:
+            place, first = len(entries), len(entries) // BLOCK
+            entries.extend(new)
+            del blocks[first:]
+            for block in range(first * BLOCK, len(entries), BLOCK):
+                part = entries[block : block + BLOCK]
+                blocks.append((min(map(_start, part)), min(map(_born, part))))
+            starts.pending.extend(map(_start, new))
+            aged.pending.extend((e[4], e[2], k) for k, e in enumerate(new, place))
         live[0] = len(log)
-        return entries, earliest, starts
+        return [group, entries, blocks, starts, aged]
 
     def _groups(self, job: QueuedJob):
         """The job's specs' nodes, as ((rules, demand), node indices)."""
@@ -256,24 +295,34 @@ class Tracker:
             booking = schedule.bookings[job.id]
             if position is None or booking.start is None or booking.start == now:
                 continue
-            if not self._reached(job, booking, position):
-                settled[job.id] = (job, booking_key(schedule, booking))
-        schedule.profile.freed = None
+            searched = self.searched[job.id]
+            if not self._reached(job, booking, position, searched):
+                searched = self._since(job, searched)
+                settled[job.id] = (job, booking_key(schedule, booking), searched)
+        profile = schedule.profile
+        born, inherited = profile.born, profile.inherited
+        profile.freed, profile.born, profile.inherited = None, None, {}
+        owners = [job.id for job in schedule.order] + [item.owner for _, item in schedule.running]
         return Digest(
             now,
             {info.id: node_key(info) for info in schedule.infos},
             {tl.info.id: dict(tl.items) for tl in schedule.timelines},
             settled,
+            {o: b for o in owners if (b := born[o] if o in born else inherited.get(o, 0))},
+            self.clock,
         )
 
 
-def given_back(previous: Digest, schedule: Schedule) -> list[tuple[int, float, float]]:
+def given_back(previous: Digest, schedule: Schedule) -> tuple[list, dict[int, int]]:
     """Room the last plan held that this pass's profile does not, as ``(node index, start,
-    end)``: items gone or shrunk, and the whole of every node new or changed since."""
-    now, freed = schedule.now, []
+    end, born)``: items gone or shrunk, and the whole of every node new or changed since;
+    and the owners of items the profile holds otherwise than the last plan did, with 0:
+    they took room anew (the others keep the clock the last plan gave them)."""
+    now, freed, anew, born = schedule.now, [], {}, previous.born
     for info in schedule.infos:
         if previous.nodes.get(info.id) != node_key(info):
-            freed.append((info.index, now, inf))
+            freed.append((info.index, now, inf, 0))
+            anew.update(dict.fromkeys((key[0] for key in schedule.timelines[info.index].items), 0))
     for node_id, items in previous.items.items():
         info = schedule.by_id.get(node_id)
         if info is None or previous.nodes[node_id] != node_key(info):
@@ -281,14 +330,18 @@ def given_back(previous: Digest, schedule: Schedule) -> list[tuple[int, float, f
         held = schedule.timelines[info.index].items
         if held == items:
             continue
+        for key in held.keys() - items.keys():
+            anew[key[0]] = 0
         for key, old in items.items():
-            if old.end <= now:
-                continue
             new = held.get(key)
             # Most are the same item (a kept reservation): equal tuples compare in C.
-            if new is None or (new != old and not _covers(new, old, now)):
-                freed.append((info.index, old.start, old.end))
-    return freed
+            if new == old:
+                continue
+            if new is not None:
+                anew[key[0]] = 0
+            if old.end > now and (new is None or not _covers(new, old, now)):
+                freed.append((info.index, old.start, old.end, born.get(key[0], 0)))
+    return freed, anew
 
 
 def _covers(new: Item, old: Item, now: float) -> bool:

@@ -107,6 +107,49 @@ def test_a_job_booked_again_as_it_was_counts_room_given_back_after_it():
     )
 
 
+def test_room_taken_after_a_search_and_given_back_spares_it(searches):
+    # X (both nodes, urgent) starts at 10, when R1 ends; Y, behind it, was booked on n2 at
+    # 2 (R2's end) after X's search, in room X cannot use. An urgent U comes after X and
+    # before Y: Y's promise is void and its room given back, within X's reach on a node X
+    # holds, but X's search saw that room free: giving it back changes nothing for X.
+    nodes = [node(1), node(2)]
+    busy = [running(101, 10.0, (1, 0, 8)), running(102, 2.0, (2, 0, 8))]
+    x = job(1, spec(1, boards(8), nodes=2), duration=20.0, priority=1)
+    y = job(2, spec(2, boards(4)), duration=5.0)
+    first = schedule(nodes, busy, [x, y], 0.0)
+    assert [first.reservations[j.id].start for j in (x, y)] == [10.0, 2.0]
+    u = job(3, spec(3, boards(1, model=99)), duration=1.0, priority=1)  # never starts
+    searches.clear()
+    then = schedule(nodes, busy, [x, y, u], 0.0, first.reservations, previous=first.digest)
+    assert x.id not in searches and y.id in searches
+    assert x.id in then.digest.settled
+    searches.clear()
+    searched = schedule(nodes, busy, [x, y, u], 0.0, first.reservations)
+    assert then.reservations == searched.reservations
+    assert x.id in searches  # a pass without the digest searches it, and keeps it
+
+
+def test_room_taken_after_a_search_still_counts_beside_room_taken_before_it():
+    # X (3 s) waits for 11 on n1; Y, behind it, took n2 at 11 after X's search. R2 ends at
+    # 9: its room on n2 (taken before X's search) makes no 3 s run beside Y's, so X stays;
+    # then Y moves to 9, giving back room taken after X's search that now joins R2's: X
+    # can start at 10, and a pass that searches every job moves it there.
+    nodes = [node(1), node(2)]
+    r1, r2 = running(101, 11.0, (1, 0, 8)), running(102, 11.0, (2, 0, 8))
+    x = job(1, spec(1, boards(8)), duration=3.0)
+    y = job(2, spec(1, boards(8)), duration=1.0)
+    first = schedule(nodes, [r1, r2], [x, y], 0.0)
+    assert [first.reservations[j.id].start for j in (x, y)] == [11.0, 11.0]
+    second = schedule(nodes, [r1], [x, y], 9.0, first.reservations, previous=first.digest)
+    assert [second.reservations[j.id].start for j in (x, y)] == [11.0, 9.0]
+    assert x.id not in second.digest.settled
+    y_runs = RunningJob(y.id, 10.0, second.reservations[y.id].placements)
+    third = schedule(nodes, [r1, y_runs], [x], 9.0, second.reservations, previous=second.digest)
+    assert third.reservations[x.id].start == 10.0
+    assert third.reservations == schedule(nodes, [r1, y_runs], [x], 9.0,
+                                          second.reservations).reservations  # fmt: skip
+
+
 def test_room_out_of_reach_spares_the_search(searches):
     # A job ending early on a node the waiting job may not use changes nothing for it.
     nodes = [node(1), node(2, model=2)]
@@ -249,19 +292,20 @@ def test_the_digest_never_changes_the_plan(scenario, data, budget):
     assert third.reservations == schedule(nodes, busy, queue, now, spared.reservations).reservations
 
 
-def _reached_plainly(tracker, job, booking, since: int) -> bool:
+def _reached_plainly(tracker, job, booking, since: int, searched: int) -> bool:
     """Tracker._reached as its docstring says, every entry of the log from ``since`` on
-    looked at in turn: the answer its blocks must give."""
+    taken before ``searched`` looked at in turn: the answer its blocks must give."""
     from jobs.scheduling.profile import demand_key
     from jobs.scheduling.settled import REACH_LIMIT
 
     log = tracker.log
     if since >= len(log):
         return False
+    log = log[:since] + [entry for entry in log[since:] if entry[3] < searched]
     start, duration = booking.start, job.duration
     reach, looked = start + duration, 0
     for index, _ in booking.replicas:
-        for on, back, _until in log[since:]:
+        for on, back, _until, _born in log[since:]:
             if on == index:
                 looked += 1
                 if back < reach or looked > REACH_LIMIT:
@@ -278,7 +322,7 @@ def _reached_plainly(tracker, job, booking, since: int) -> bool:
         return True
     for group, nodes in groups:
         demand, key = group[1], demand_key(group[1])
-        for index, back, until in (entry for entry in within if entry[0] in nodes):
+        for index, back, until, _ in (entry for entry in within if entry[0] in nodes):
             looked += 1
             if looked > REACH_LIMIT:
                 return True
@@ -330,16 +374,20 @@ def test_blocks_of_the_log_answer_as_every_entry_would(scenario, data, block):
             others = [i for i in range(len(later.timelines)) if i not in held]
             on = st.sampled_from(others) if others and data.draw(st.booleans()) else \
                 st.integers(0, len(later.timelines) - 1)  # fmt: skip
+            # Each taken at a clock (born), mostly after the job's search where they are
+            # many, as after an urgent submit.
             entry = st.tuples(
-                on, st.floats(0.0, 120.0), st.one_of(st.floats(0.5, 60.0), st.just(inf))
-            ).map(lambda e: (e[0], e[1], e[1] + e[2]))
+                on, st.floats(0.0, 120.0), st.one_of(st.floats(0.5, 60.0), st.just(inf)),
+                st.integers(0, 40),
+            ).map(lambda e: (e[0], e[1], e[1] + e[2], e[3]))  # fmt: skip
             tracker.log.extend(data.draw(st.lists(entry, max_size=150)))
             since = data.draw(st.one_of(st.just(0), st.integers(0, len(tracker.log))))
+            searched = data.draw(st.integers(1, 41))
             # The same entries looked into, in the same order, and the same answer.
-            answer = tracker._reached(job, booking, since)
+            answer = tracker._reached(job, booking, since, searched)
             looked = asked[:]
             asked.clear()
-            assert answer == _reached_plainly(tracker, job, booking, since)
+            assert answer == _reached_plainly(tracker, job, booking, since, searched)
             assert looked == asked
             asked.clear()
 
@@ -348,7 +396,7 @@ def test_blocks_of_the_log_answer_as_every_entry_would(scenario, data, block):
 def test_starts_count_those_before_a_moment_whatever_came_in_between(steps):
     # What Tracker._reached counts against REACH_LIMIT: added in batches (tens of thousands
     # at once, then a few), asked in between.
-    from jobs.scheduling.settled import Starts
+    from jobs.scheduling.reach_counts import Starts
 
     starts, every = Starts(), []
     for added, moment in steps:
@@ -356,3 +404,20 @@ def test_starts_count_those_before_a_moment_whatever_came_in_between(steps):
             starts.add(start)
         every += added
         assert starts.before(moment) == sum(1 for start in every if start < moment)
+
+
+@given(st.randoms(use_true_random=False), st.integers(0, 300), st.floats(0, 101))
+def test_the_entries_within_reach_come_in_log_order_whichever_way_found(rng, length, reach):
+    # Tracker._within finds a job's entries from those taken before its search where they
+    # are few, else block by block: the same entries, in the log's order, either way (an
+    # urgent submit gives back tens of thousands taken at every clock).
+    from jobs.scheduling.settled import Tracker
+
+    tracker = Tracker.__new__(Tracker)
+    tracker.log = [(rng.randint(0, 3), start := rng.uniform(0, 100), start + 1,
+                    rng.randint(0, 60)) for _ in range(length)]  # fmt: skip
+    tracker._live = {}
+    _, entries, blocks, _, aged = tracker._entries(("rules", "demand"), frozenset({0, 1, 2}))
+    for since, born in [(0, 1), (0, 5), (length // 3, 5), (0, 40), (length // 2, 61)]:
+        found = list(Tracker._within(entries, blocks, aged, since, born, reach))
+        assert found == [e for e in entries if e[0] >= since and e[2] < reach and e[4] < born]
