@@ -48,7 +48,7 @@ def recommit_all(
     held: list[tuple[int, QueuedJob, Booking]] = []  # (place in the queue, job, booking)
     unkept: list[QueuedJob] = []
     in_place: set[int] = set()  # kept as the carried profile holds them (see .warm.install)
-    same = unchanged_nodes(schedule, previous)
+    same, whole = unchanged_nodes(schedule, previous)
     walked, deferred_class, deferred = len(schedule.order), None, {}
     behind = None if replay else _promised_behind(schedule.order, committed)
     for place, job in enumerate(schedule.order):
@@ -58,7 +58,7 @@ def recommit_all(
         reservation = committed.get(job.id)
         booking = None
         if reservation is not None:
-            booking = _kept(schedule, job, reservation, previous, same, in_place)
+            booking = _kept(schedule, job, reservation, previous, same, whole, in_place)
         if booking is not None:
             held.append((place, job, booking))
         elif replay:
@@ -90,11 +90,11 @@ def recommit_all(
     return walked, unkept
 
 
-def _kept(schedule, job, reservation, previous, same, in_place: set[int]) -> Booking | None:
+def _kept(schedule, job, reservation, previous, same, whole, in_place: set[int]) -> Booking | None:
     """The booking a reservation stands for, if still valid (:func:`as_settled`, else
     :func:`held_booking`). A settled one still to start, in the profile the pass that
     settled it left (``schedule.as_left``), is there as it is: it joins ``in_place``."""
-    booking = as_settled(schedule, job, reservation, previous, same)
+    booking = as_settled(schedule, job, reservation, previous, same, whole)
     if booking is None:
         return held_booking(schedule, job, reservation)
     if schedule.as_left and booking.start == reservation.start:
@@ -124,16 +124,23 @@ def _promised_behind(order: list[QueuedJob], committed: Mapping[int, Reservation
     return found
 
 
-def unchanged_nodes(schedule: Schedule, previous: Digest | None) -> frozenset[int]:
-    """The ids of the nodes the digest knew as they are now."""
+def unchanged_nodes(schedule: Schedule, previous: Digest | None) -> tuple[frozenset[int], bool]:
+    """The ids of the nodes the digest knew as they are now, and whether that is every node,
+    in the same order: then a settled booking's replicas (by node index) are still its own."""
     if previous is None:
-        return frozenset()
-    known = previous.nodes
-    return frozenset(info.id for info in schedule.infos if known.get(info.id) == node_key(info))
+        return frozenset(), False
+    known, ids = previous.nodes, [info.id for info in schedule.infos]
+    same = frozenset(info.id for info in schedule.infos if known.get(info.id) == node_key(info))
+    return same, len(same) == len(ids) == len(known) and list(known) == ids
 
 
 def as_settled(
-    schedule: Schedule, job: QueuedJob, held: Reservation, previous: Digest | None, same
+    schedule: Schedule,
+    job: QueuedJob,
+    held: Reservation,
+    previous: Digest | None,
+    same,
+    whole: bool = False,
 ) -> Booking | None:
     """The booking of a reservation the last plan made and held settled, for the same job
     on the same nodes, which its rules still allow: valid as it was (only the plan's own
@@ -143,6 +150,12 @@ def as_settled(
     alternative = next((a for a in job.alternatives if a.spec_id == held.spec_id), None)
     if alternative is None:
         return None
+    placed = previous.placed.get(job.id) if whole else None
+    if placed is not None and placed[0] is held.placements:
+        # The very placements the last plan kept it from, on the same nodes: its replicas
+        # and key are those it had (nothing to walk: it runs for every kept job of a long
+        # queue), and as settled it was the same job, so its spec's demand is as checked.
+        return _settled(schedule, job, held, previous, alternative, placed[1], placed[2][1])
     # One walk over its replicas (it runs for every kept job of a long queue): each on a
     # node as it was, holding what the spec asks.
     cpu, memory, by_id = alternative.demand.cpu, alternative.demand.memory, schedule.by_id
@@ -153,7 +166,10 @@ def as_settled(
             return None
         at.append((node, slots))  # as booking_key has it
         replicas.append((by_id[node].index, slots))
-    at = tuple(at)
+    return _settled(schedule, job, held, previous, alternative, replicas, tuple(at))
+
+
+def _settled(schedule, job, held, previous, alternative, replicas, at) -> Booking | None:
     start = max(held.start, schedule.now)
     if not previous.settled_as(job, (start, held.spec_id, at)):
         return None

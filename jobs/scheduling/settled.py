@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from math import inf
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, TypeVar
@@ -70,6 +70,9 @@ class Digest:
     # owner (a job) -> the clock when it first took the room it holds, where not 0
     born: dict[int, int]
     clock: int  # searches begun in this chain of passes
+    # job id -> (placements, replicas, where) of a settled booking kept from its stored
+    # reservation: the next pass, given those very placements, books it as it was
+    placed: dict[int, tuple] = field(default_factory=dict)
 
     def settled_as(self, job: QueuedJob, key: tuple) -> bool:
         """Whether this plan held ``job``, as it is, settled and booked as ``key``.
@@ -289,7 +292,7 @@ class Tracker:
     def digest(self) -> Digest:
         """The note for the next pass (after the pass's last move)."""
         schedule = self.schedule
-        now, settled = schedule.now, {}
+        now, settled, placed = schedule.now, {}, {}
         for job in schedule.order:
             position = self.marks.get(job.id)
             booking = schedule.bookings[job.id]
@@ -299,6 +302,8 @@ class Tracker:
             if not self._reached(job, booking, position, searched):
                 searched = self._since(job, searched)
                 settled[job.id] = (job, booking_key(schedule, booking), searched)
+                if booking.placements is not None:
+                    placed[job.id] = (booking.placements, booking.replicas, booking.where)
         profile = schedule.profile
         born, inherited = profile.born, profile.inherited
         profile.freed, profile.born, profile.inherited = None, None, {}
@@ -310,6 +315,7 @@ class Tracker:
             settled,
             {o: b for o in owners if (b := born[o] if o in born else inherited.get(o, 0))},
             self.clock,
+            placed,
         )
 
 
