@@ -373,19 +373,23 @@ class Profile:
     def add(self, index: int, key: object, item: Item) -> None:
         self.timelines[index].add(key, item)
         self.changes.append(index)
-        born = self.born
-        if born is not None and key[0] not in born:  # moved, it took room since its first
-            born[key[0]] = self.inherited.get(key[0], self.clock)
+        if self.born is not None:  # moved, it took room since its first
+            self._born(key[0], self.clock)
 
     def remove(self, index: int, key: object) -> Item:
         self.changes.append(~index)
         item = self.timelines[index].remove(key)
         if self.freed is not None:
-            born = self.born.get(key[0])
-            if born is None:
-                born = self.born[key[0]] = self.inherited.get(key[0], 0)
-            self.freed.append((index, item.start, item.end, born))
+            self.freed.append((index, item.start, item.end, self._born(key[0], 0)))
         return item
+
+    def _born(self, owner: int, otherwise: int) -> int:
+        """The clock when ``owner`` first took room: what the last plan said, else
+        ``otherwise``, kept from its first add or removal on."""
+        born = self.born.get(owner)
+        if born is None:
+            born = self.born[owner] = self.inherited.get(owner, otherwise)
+        return born
 
 
 def demand_key(demand: Demand) -> tuple:

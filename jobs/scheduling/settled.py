@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from math import inf
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, TypeVar
@@ -72,7 +72,7 @@ class Digest:
     clock: int  # searches begun in this chain of passes
     # job id -> (placements, replicas, where) of a settled booking kept from its stored
     # reservation: the next pass, given those very placements, books it as it was
-    placed: dict[int, tuple] = field(default_factory=dict)
+    placed: dict[int, tuple]
 
     def settled_as(self, job: QueuedJob, key: tuple) -> bool:
         """Whether this plan held ``job``, as it is, settled and booked as ``key``.
@@ -120,7 +120,7 @@ class Tracker:
         # job id -> the clock when that search began (see _since)
         self.searched: dict[int, float] = {}
         self.clock = self.previous.clock if self.previous is not None else 0
-        self._touched: dict[int, bool] = {}  # see _since
+        self._touched: set[int] = set()  # see _since
         self._read = 0  # log entries sorted into _by_node and _live so far
         # index -> (position, start, born)
         self._by_node: dict[int, list[tuple[int, float, int]]] = {}
@@ -180,7 +180,10 @@ class Tracker:
         once room taken before ``searched`` came back within its reach, even where it made
         no run the job could use. Such room was weighed with the room around it as it was
         then; given back later, room taken since would join it."""
-        return inf if self._touched.pop(job.id, False) else searched
+        if job.id in self._touched:
+            self._touched.discard(job.id)
+            return inf
+        return searched
 
     def _reached(self, job: QueuedJob, booking: Booking, since: int, searched: float) -> bool:
         """Whether room given back from log position ``since`` on, and taken before the
@@ -188,7 +191,7 @@ class Tracker:
         booking: on a node it holds (lifted out, its own room joins it), or where a run of
         room for one replica of one of its specs overlaps it, starts before the booking and
         lasts the job's duration. Past REACH_LIMIT entries looked at, it may."""
-        self._touched.pop(job.id, None)
+        self._touched.discard(job.id)
         if since >= len(self.log):
             return False
         self._sort_in()
@@ -217,7 +220,7 @@ class Tracker:
             demand, key = group[1], demand_key(group[1])
             for _, index, given, until, _ in self._within(entries, blocks, aged, since,
                                                            searched, reach):  # fmt: skip
-                self._touched[job.id] = True
+                self._touched.add(job.id)
                 looked += 1
                 if looked > REACH_LIMIT:
                     return True
@@ -230,7 +233,7 @@ class Tracker:
         return False
 
     @staticmethod
-    def _within(entries, blocks, aged, since: int, searched: int, reach: float):
+    def _within(entries, blocks, aged, since: int, searched: float, reach: float):
         """The group's entries from log position ``since`` on, taken before ``searched``
         and given back before ``reach``, in log order: from those taken before it where they
         are few (an urgent submit gives back tens of thousands taken later), else block by
