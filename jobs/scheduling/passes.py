@@ -76,8 +76,9 @@ def schedule(
     result = Schedule(nodes, now, budget, compressions, warm, previous, fresh)
     for job in running:
         result.hold(job, overdue)
-    result.quota = _gated(result, queue, caps, used, rejoining, now)
-    result.run(result.quota.plannable, committed or {}, previous=previous)
+    committed = committed or {}
+    result.quota = _gated(result, queue, caps, used, rejoining, now, committed)
+    result.run(result.quota.plannable, committed, previous=previous)
     return result
 
 
@@ -101,16 +102,27 @@ def _joined(queue: list[QueuedJob], rejoining: frozenset[int], now: float) -> li
     ]
 
 
-def _gated(result, queue, caps, used, rejoining, now):
+def _gated(result, queue, caps, used, rejoining, now, committed):
     """The quota gate over the queue in the order the plan takes it: a job held in the last
     pass comes as submitted now (see :func:`_joined`). Gated in its first place instead, it
     took its team's room ahead of a job let in before it and promised a start meanwhile,
-    and held that one back."""
+    and held that one back. The jobs ``committed`` with a start keep their promises
+    (quotas.gate)."""
     # Its own Capable, sharing the schedule's answers, not a method of the schedule: the
     # gate is kept in the schedule, and a method of the schedule kept there would make a
     # cycle that only the collector frees (a pass's whole plan, held until then).
     placeable = result.alike().placeable
-    return gate(order(_joined(list(queue), rejoining, now)), caps, used or {}, placeable)
+    promised = (
+        {}
+        if not caps
+        else {
+            job_id: kept.spec_id
+            for job_id, kept in committed.items()
+            if kept.start is not None and kept.spec_id is not None
+        }
+    )
+    queue = order(_joined(list(queue), rejoining, now))
+    return gate(queue, caps, used or {}, placeable, promised)
 
 
 @without_gc
@@ -131,7 +143,7 @@ def replay(
     result = Schedule(nodes, now)
     for job in running:
         result.hold(job)
-    result.quota = _gated(result, queue, caps, used, rejoining, now)
+    result.quota = _gated(result, queue, caps, used, rejoining, now, committed)
     result.run(result.quota.plannable, committed, replay=True)
     return result
 

@@ -15,7 +15,8 @@ A job asking more than a maximum on every spec can never start: it is held, and 
 nobody back (the form refuses it). A job let in counts, under a cap, the most boards of
 any of its specs the cap covers (it runs on one of them, unknown yet): so whatever the
 pass then admits, no cap is ever exceeded. A held job gets no reservation and blocks
-nothing: other teams' jobs plan past it.
+nothing: other teams' jobs plan past it. A job promised a start on one spec gains no other
+that would hold back a job behind it with a promise of its own (see :func:`gate`).
 
 Borrowing yields to a claim (SPEC G2): while a job of another project waits within its own
 guarantee (it is *claiming*, and the pass reclaims boards for it, jobs.admission.reclaim),
@@ -91,6 +92,7 @@ class Gate:
     taken: dict[int, int] = field(default_factory=dict)
     closed: set[int] = field(default_factory=set)
     used: dict[int, int] = field(default_factory=dict)  # held when the pass began
+    held_on: dict[int, int] = field(default_factory=dict)  # held job -> the cap that held it
     # The caps over each project: a job looks at its own only (a queue of thousands).
     by_project: dict[int | None, list[Cap]] = field(default_factory=dict)
     # (model, pool) -> {project: holder} of the claims waiting there within a guarantee.
@@ -228,6 +230,7 @@ class Gate:
         # Only the cap that held it closes: a department's other projects go on within it.
         if cap is not None:
             self.closed.add(cap.id)
+            self.held_on[job.id] = cap.id
         return False
 
 
@@ -236,23 +239,65 @@ def gate(
     caps: Iterable[Cap],
     used: Mapping[int, int],
     placeable: Callable[[QueuedJob, Alternative], bool] | None = None,
+    promised: Mapping[int, int] | None = None,
 ) -> Gate:
     """Split ``queue`` (in queue order) into the jobs a pass plans and those held, with why.
     ``used``: eighths each cap's projects hold now (by cap id). ``placeable``: whether some
-    node could ever hold a job on a spec (a job none could takes nothing of its caps)."""
-    caps = list(caps)
+    node could ever hold a job on a spec (a job none could takes nothing of its caps).
+    ``promised``: the spec each job with a start promised by the last pass was promised on.
+
+    A job gains no spec that would hold back a job behind it with a promise: let in on its
+    one spec under a cap that was full, it was promised a start on another spec, and jobs
+    behind it under that cap were let in and promised theirs; once the cap has room again,
+    counted at its largest spec there, it would hold them back, and their promises would be
+    broken. Where a promised job would be held, the promised jobs ahead of it under the cap
+    that holds it are let in on the spec they were promised, and the queue gated again."""
+    caps, queue = list(caps), list(queue)
+    result = _split(queue, caps, used, placeable)
+    kept = _to_promises(queue, result, promised or {})
+    return result if kept is None else _split(kept, caps, used, placeable)
+
+
+def _split(queue: list[QueuedJob], caps: list[Cap], used: Mapping[int, int],
+           placeable: Callable[[QueuedJob, Alternative], bool] | None) -> Gate:  # fmt: skip
     held = {cap.id: used.get(cap.id, 0) for cap in caps}
     result = Gate(caps=caps, taken=dict(held), used=held, placeable=placeable)
     if not caps:
         result.plannable = list(queue)
         return result
-    queue = list(queue)
     for job in queue:
         if job.claiming:
             result.claim(job)
     for job in queue:
         result.admit(job)
     return result
+
+
+def _to_promises(queue: list[QueuedJob], split: Gate,
+                 promised: Mapping[int, int]) -> list[QueuedJob] | None:  # fmt: skip
+    """``queue`` with the promised jobs ahead of a held promised job, under the cap that
+    held it, let in on their promised spec alone where that asks less of the cap; None
+    when no job would change."""
+    last: dict[int, int] = {}  # cap id -> the position of the last promised job it held
+    for position, job in enumerate(queue):
+        cap = split.held_on.get(job.id)
+        if cap is not None and job.id in promised:
+            last[cap] = position
+    if not last:
+        return None
+    kept, changed = list(queue), False
+    for position, job in enumerate(queue):
+        spec = promised.get(job.id)
+        if spec is None or len(job.alternatives) < 2:
+            continue
+        alternative = next((a for a in job.alternatives if a.spec_id == spec), None)
+        narrowed = None if alternative is None else replace(job, alternatives=(alternative,))
+        if narrowed is not None and any(
+            position < last.get(cap.id, -1) and asks(narrowed, cap) < asks(job, cap)
+            for cap in split.over(job)
+        ):
+            kept[position], changed = narrowed, True
+    return kept if changed else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -349,6 +349,38 @@ def test_a_job_let_in_keeps_its_place_over_one_held_since():
     assert set(later.quota.held) == {8}
 
 
+def test_a_job_gains_no_spec_that_would_hold_back_a_promise_behind_it():
+    """Vision may hold 2 boards and holds 1 until 1. P asks 2 vision boards or 1 board of
+    the other model; Q, behind it, 1 vision board. At 0 P is let in on the other spec only
+    and promised node b at 5; Q is let in and promised a board at 1. At 1 vision's room is
+    back: counted at its 2 boards again, P held Q back and broke its promise (found by the
+    simulation below). P stays on the spec it was promised while Q's promise needs it."""
+    nodes = [SchedNode(NodeState(1, "a", 64000, 65536, 2, 1, GPU)),
+             SchedNode(NodeState(2, "b", 64000, 65536, 1, 1, OTHER))]  # fmt: skip
+    mine = RunningJob(100, 1.0, (Placement(1, 1000, 1024, (0,)),))
+    theirs = RunningJob(101, 1.0, (Placement(1, 1000, 1024, (1,)),))
+    other = RunningJob(102, 5.0, (Placement(2, 1000, 1024, (0,)),))
+    either = (Alternative(30, Demand(1000, 1024, boards=2, model=GPU), 1),
+              Alternative(31, Demand(1000, 1024, boards=1, model=OTHER), 1))  # fmt: skip
+    p, q = replace(job(3), alternatives=either), job(4, at=1)
+    caps = [cap(1, 2)]
+    first = schedule(nodes, [mine, theirs, other], [p, q], 0.0, caps=caps, used={1: EIGHTHS})
+    assert not first.quota.held
+    assert (first.reservations[3].spec_id, first.reservations[3].start) == (31, 5.0)
+    assert first.reservations[4].start == 1.0
+    then = schedule(nodes, [other], [p, q], 1.0, first.reservations, caps=caps, used={})
+    assert not then.quota.held
+    assert [a.job_id for a in then.admissions] == [4]
+    assert (then.reservations[3].spec_id, then.reservations[3].start) == (31, 5.0)
+    # With no promise behind it, P may take its larger spec again.
+    alone = schedule(nodes, [other], [p], 1.0, {3: first.reservations[3]}, caps=caps, used={})
+    assert [(a.job_id, a.spec_id) for a in alone.admissions] == [(3, 30)]
+    # The gate alone: Q's promise is what keeps P to its promised spec.
+    assert 4 in gate([p, q], caps, {}).held
+    kept = gate([p, q], caps, {}, promised={3: 31, 4: 40})
+    assert not kept.held and [a.spec_id for a in kept.plannable[0].alternatives] == [31]
+
+
 def test_a_pass_with_caps_is_freed_when_dropped():
     """A plan goes when its last reference does, without the collector (paused while a pass
     runs): a cycle through the gate kept a pass's whole plan until the collector ran, and
