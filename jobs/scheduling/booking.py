@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from jobs.scheduling.data import Alternative, QueuedJob
 from jobs.scheduling.node_fit import to_mask
-from jobs.scheduling.profile import Item
+from jobs.scheduling.timeline import Item
 
 
 @dataclass(slots=True)

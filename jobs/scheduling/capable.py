@@ -17,6 +17,9 @@ class Capable:
     def __init__(self) -> None:
         self._capable: dict[tuple, tuple[list[int], int]] = {}
         self._capable_sets: dict[tuple, frozenset[int]] = {}
+        # Equal sets as one object: specs of one pool share their nodes, and what is kept
+        # per set of nodes (settled.Tracker) is then found by identity, not compared whole.
+        self._interned: dict[frozenset[int], frozenset[int]] = {}
         self._allowed: dict[tuple, list[NodeInfo] | NoAllowedNode] = {}  # per rule_key
 
     def capable(self, job: QueuedJob, alternative: Alternative) -> tuple[list[int], int]:
@@ -49,8 +52,8 @@ class Capable:
         but holds no reference to this one."""
         other = Capable()
         other.infos = self.infos
-        other._capable, other._capable_sets, other._allowed = (
-            self._capable, self._capable_sets, self._allowed
+        other._capable, other._capable_sets, other._allowed, other._interned = (
+            self._capable, self._capable_sets, self._allowed, self._interned
         )  # fmt: skip
         return other
 
@@ -64,5 +67,6 @@ class Capable:
         key = (rule_key(job), alternative.demand)
         found = self._capable_sets.get(key)
         if found is None:
-            found = self._capable_sets[key] = frozenset(self.capable(job, alternative)[0])
+            found = frozenset(self.capable(job, alternative)[0])
+            found = self._capable_sets[key] = self._interned.setdefault(found, found)
         return found

@@ -48,13 +48,14 @@ from jobs.scheduling.data import (
     SchedNode,
 )
 from jobs.scheduling.node_fit import NodeInfo, to_mask
-from jobs.scheduling.profile import Item, Profile
+from jobs.scheduling.profile import Profile
 from jobs.scheduling.quotas import Gate
 from jobs.scheduling.reasons import Shortfall
 from jobs.scheduling.rebook import recommit_all
 from jobs.scheduling.rules import rule_key
 from jobs.scheduling.search import Found, earliest, place
 from jobs.scheduling.settled import NO_TRACKER, Digest, NoTracker, Tracker
+from jobs.scheduling.timeline import Item
 from jobs.scheduling.warm import carried, forget_answers, left_with
 
 # A running job past its ends_at is being stopped (SPEC F7) but still holds its nodes: plan

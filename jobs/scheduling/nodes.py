@@ -14,9 +14,10 @@ import heapq
 from bisect import bisect_left, insort
 from math import inf
 
-from jobs.scheduling.profile import Profile, Timeline
+from jobs.scheduling.profile import Profile
 from jobs.scheduling.search_result import Found, tail_fit
 from jobs.scheduling.shapes import NO_ANSWERS
+from jobs.scheduling.timeline import Timeline
 from resources.placement.capacity import Demand
 
 

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 from jobs.scheduling.booking import Booking, booked_items
 from jobs.scheduling.data import QueuedJob, Reservation
 from jobs.scheduling.node_fit import to_mask
-from jobs.scheduling.profile import Item, Profile, Timeline
+from jobs.scheduling.profile import Profile
 from jobs.scheduling.reasons import NotYetPlanned
 from jobs.scheduling.settled import Digest, node_key
+from jobs.scheduling.timeline import Item, Timeline
 from jobs.scheduling.warm import EMPTY, install
 
 if TYPE_CHECKING:

@@ -25,9 +25,10 @@ from math import inf
 from jobs.scheduling import nodes as by_node
 from jobs.scheduling.groups import SOLO, Group
 from jobs.scheduling.node_fit import choose, fit, to_mask
-from jobs.scheduling.profile import Profile, Timeline, demand_key
+from jobs.scheduling.profile import Profile, demand_key
 from jobs.scheduling.search_result import Found, tail_fit
 from jobs.scheduling.shapes import NO_ANSWERS
+from jobs.scheduling.timeline import Timeline
 from resources.placement.capacity import Demand
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from jobs.scheduling.node_fit import fit
-from jobs.scheduling.profile import Profile, Timeline
+from jobs.scheduling.profile import Profile
+from jobs.scheduling.timeline import Timeline
 from resources.placement.capacity import Demand
 
 

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, TypeVar
 from jobs.scheduling.booking import Booking
 from jobs.scheduling.data import QueuedJob
 from jobs.scheduling.node_fit import NodeInfo
-from jobs.scheduling.profile import Item, demand_key
+from jobs.scheduling.profile import demand_key
 from jobs.scheduling.reach_counts import Aged, Starts
 from jobs.scheduling.rules import rule_key
+from jobs.scheduling.timeline import Item
 
 if TYPE_CHECKING:
     from jobs.scheduling.core import Schedule
@@ -124,9 +125,12 @@ class Tracker:
         self._read = 0  # log entries sorted into _by_node and _live so far
         # index -> (position, start, born)
         self._by_node: dict[int, list[tuple[int, float, int]]] = {}
-        # group -> [log position read, entries, earliest start and first born of each BLOCK
-        # of them, their starts (Starts), their births (Aged)]
-        self._live: dict[tuple, list] = {}
+        # a group's nodes -> [log position read, entries, earliest start and first born of
+        # each BLOCK of them, their starts (Starts), their births (Aged)]: groups of other
+        # demands on the same nodes share them (after an urgent submit, each made its own
+        # from tens of thousands of entries)
+        self._live: dict[frozenset[int], list] = {}
+        self._nodes = len(schedule.infos)
 
     def begin(self) -> None:
         """The pass's holdings and re-booked reservations are in: from now on, log what the
@@ -265,15 +269,18 @@ class Tracker:
     def _entries(self, group: tuple, nodes: frozenset[int]) -> list:
         """The group, its log entries on the group's nodes in log order as (position, node
         index, start, end, born), the earliest start and the first born of each BLOCK of
-        them, all their starts in order and their births: those read since its last
-        question are added."""
-        live = self._live.get(group)
+        them, all their starts in order and their births: those read since its nodes were
+        last asked about are added."""
+        live = self._live.get(nodes)
         if live is None:
-            live = self._live[group] = [0, [], [], Starts(), Aged()]
+            live = self._live[nodes] = [0, [], [], Starts(), Aged()]
         read, entries, blocks, starts, aged = live
         log = self.log
         # In bulk: an urgent submit gives back tens of thousands at once.
-        new = [(k, *entry) for k, entry in enumerate(log[read:], read) if entry[0] in nodes]
+        if len(nodes) == self._nodes:  # every node: nothing to leave out
+            new = [(k, *entry) for k, entry in enumerate(log[read:], read)]
+        else:
+            new = [(k, *entry) for k, entry in enumerate(log[read:], read) if entry[0] in nodes]
         if new:
             place, first = len(entries), len(entries) // BLOCK
             entries.extend(new)

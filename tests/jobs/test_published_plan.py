@@ -19,7 +19,7 @@ from jobs.scheduling import passes
 from jobs.scheduling.compact import tuple_state
 from jobs.scheduling.node_fit import NodeInfo
 from jobs.scheduling.predict import forecast, standing
-from jobs.scheduling.profile import Item, Timeline
+from jobs.scheduling.timeline import Item, Timeline
 from tests.bench.scheduler_core import uniform
 from tests.helpers import other_connection
 from tests.jobs.factories import JobFactory

@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobs.scheduling.node_fit import NodeInfo, fit, from_mask, to_mask
-from jobs.scheduling.profile import Item, Profile, Timeline
+from jobs.scheduling.profile import Profile
 from jobs.scheduling.search import earliest, tail_fit
+from jobs.scheduling.timeline import Item, Timeline
 from resources.placement.capacity import Demand, NodeState, fit_count
 
 MODELS = (1, 2)
@@ -205,3 +206,34 @@ def test_adding_and_removing_keeps_segments_exact(operations):
             active = [i for i in live.values() if i.start <= t < i.end]
             assert cpu == sum(i.cpu for i in active) and mem == sum(i.mem for i in active)
             assert mask == to_mask(s for i in active for s in from_mask(i.mask))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(1, 6), st.integers(0, 2)), max_size=25),
+    st.data(),
+)
+def test_removing_at_once_leaves_what_removing_one_by_one_does(placed, data):
+    """A node's items lifted out together (warm.install after an urgent submit) leave the
+    very segments, breakpoints and blockers that lifting them out one by one leaves, on a
+    node with usage of its own too."""
+    state = NodeState(1, "n1", 16_000, 64 * 1024, boards=8, model=1, cpu_used=500,
+                      memory_used=64, used_slots={7})  # fmt: skip
+    one, other = (Timeline(NodeInfo(0, state, None, None), 0.0) for _ in range(2))
+    live: dict[int, Item] = {}
+    for k, (start, length, slot) in enumerate(placed):
+        item = Item(float(start), float(start + length), 100 * (k + 1), k + 1, 1 << slot, k)
+        if any(i.mask & item.mask and i.start < item.end and item.start < i.end
+               for i in live.values()):  # fmt: skip
+            item = item._replace(mask=0)
+        for tl in (one, other):
+            tl.add(k, item)
+        live[k] = item
+    gone = data.draw(st.lists(st.sampled_from(sorted(live)), unique=True) if live else st.just([]))
+    for key in gone:
+        one.remove(key)
+    assert other.remove_all(gone) == [live[key] for key in gone]
+    assert (other.times, other.cpu, other.mem, other.mask) == (one.times, one.cpu, one.mem,
+                                                               one.mask)  # fmt: skip
+    assert other.items == one.items and other.bounds == one.bounds
+    assert {t: o for t, o in other.ends.items() if o} == {t: o for t, o in one.ends.items() if o}

@@ -136,8 +136,13 @@ def test_the_entries_within_reach_come_in_log_order_whichever_way_found(rng, len
     tracker = Tracker.__new__(Tracker)
     tracker.log = [(rng.randint(0, 3), start := rng.uniform(0, 100), start + 1,
                     rng.randint(0, 60)) for _ in range(length)]  # fmt: skip
-    tracker._live = {}
+    tracker._live, tracker._nodes = {}, 4
     _, entries, blocks, _, aged = tracker._entries(("rules", "demand"), frozenset({0, 1, 2}))
+    assert [e[1:] for e in entries] == [e for e in tracker.log if e[0] != 3]
+    # Every node: the whole log, and the same lists for any group of those nodes.
+    everywhere = frozenset(range(4))
+    assert [e[1:] for e in tracker._entries(("rules", "one"), everywhere)[1]] == tracker.log
+    assert tracker._entries(("rules", "two"), everywhere)[1] is tracker._live[everywhere][1]
     for since, born in [(0, 1), (0, 5), (length // 3, 5), (0, 40), (length // 2, 61)]:
         found = list(Tracker._within(entries, blocks, aged, since, born, reach))
         assert found == [e for e in entries if e[0] >= since and e[2] < reach and e[4] < born]

@@ -10,30 +10,31 @@ from math import inf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobs.scheduling import profile as profile_module
 from jobs.scheduling import search
+from jobs.scheduling import timeline as timeline_module
 from jobs.scheduling.groups import SOLO, Group
 from jobs.scheduling.node_fit import NodeInfo, choose, fit, to_mask
 from jobs.scheduling.nodes import first_rooms
-from jobs.scheduling.profile import Item, Profile, Timeline, demand_key
+from jobs.scheduling.profile import Profile, demand_key
 from jobs.scheduling.rules import shortfall, shortfall_now
 from jobs.scheduling.search import earliest
+from jobs.scheduling.timeline import Item, Timeline
 from resources.placement.capacity import Demand, NodeState, choose_slots, shortages
 from tests.jobs.test_scheduling_profile import demands, states
 
 MODEL = 1
 # Timelines longer than SHARED_UP_TO segments take a shape of their own: drawn small, so
 # that both kinds of shape meet in the tests' short timelines.
-limits = st.sampled_from((2, 6, profile_module.SHARED_UP_TO))
+limits = st.sampled_from((2, 6, timeline_module.SHARED_UP_TO))
 
 
 @contextmanager
 def shared_up_to(limit: int):
-    saved, profile_module.SHARED_UP_TO = profile_module.SHARED_UP_TO, limit
+    saved, timeline_module.SHARED_UP_TO = timeline_module.SHARED_UP_TO, limit
     try:
         yield
     finally:
-        profile_module.SHARED_UP_TO = saved
+        timeline_module.SHARED_UP_TO = saved
 
 
 @given(states(), demands)
