@@ -72,6 +72,8 @@ def populate_jobs(count: int = JOBS) -> None:
             "WHERE t.id = %s",
             [count, template.pk],
         )
+        # A queued job has a standing row (migration jobs/0022), the template's too.
+        cursor.execute("DELETE FROM jobs_standing WHERE job_id = %s", [template.pk])
         cursor.execute("DELETE FROM jobs_job WHERE id = %s", [template.pk])
         cursor.execute(
             'INSERT INTO jobs_jobspecchoice (job_id, spec_id, "order") '
