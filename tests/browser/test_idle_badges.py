@@ -52,4 +52,8 @@ def test_the_list_and_the_page_say_which_running_jobs_idle_or_borrow(
         assert ("Found idle at" if locale == "en-US" else "发现空闲") in badge.get_attribute(
             "title"
         )
+        # A replica stored without a label (as attempts from before labels were) is named
+        # on its log tab by its name, not left an empty button.
+        log_tab = tab.page.get_by_role("group", name="Node" if locale == "en-US" else "节点")
+        expect(log_tab.get_by_role("link")).to_have_text("worker-0")
         tab.shot(f"idle-badges-page-{tab.name}")
