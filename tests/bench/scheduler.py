@@ -176,10 +176,14 @@ def prediction_page():
         started = time.perf_counter()
         run_pass()  # finds nothing to change, but plans the queue to know it
         confirming = time.perf_counter() - started
-        published = prediction.current_plan().schedule
+        published, seen = prediction.current_plan().schedule, prediction.current_plan().seen
         started = time.perf_counter()
-        plans.publish(published, prediction.current_plan().seen)
+        token = plans.publish(published, seen)
         publish_ms = (time.perf_counter() - started) * 1000
+        # Published as the worker's own pass would (plans.offer), a minute before the submit
+        # below (a queue where nothing changed for a minute): the passes take it for theirs,
+        # as the worker does, and do not publish again only because it is not.
+        plans._published = plans.Published(seen, token, time.monotonic() - 60)
         prediction.forget_schedule()
         started = time.perf_counter()
         client.post("/jobs/new/predict/", data)
@@ -232,9 +236,10 @@ def prediction_page():
                 f"{changed:.0f} ms (target ≤ 200 ms)",
             ),
             (
-                "  first answer after that pass (the last plan; the pass's taken in a thread)",
-                f"{after_pass:.0f} ms (target ≤ 200 ms); the published plan in use "
-                f"{taken_behind:.0f} ms after the pass, its first answer {on_new_plan:.0f} ms",
+                "  first answer after that pass (it planned a first part again, not published: "
+                "the last plan answers, dated)",
+                f"{after_pass:.0f} ms (target ≤ 200 ms); the plan in use {taken_behind:.0f} ms "
+                f"after the pass, its first answer {on_new_plan:.0f} ms",
             ),
             (
                 "  a new web process's first answer (the published plan taken on the request)",
@@ -247,8 +252,8 @@ def prediction_page():
             (
                 "admission pass over 10,000 queued jobs, 1,000 nodes (with writes)",
                 f"first {first_pass:.2f} s (target ≤ 1 s); the pass after the queue is "
-                f"planned (nothing to change, planned to know it): {confirming:.1f} s; after "
-                f"one submit: {next_pass:.1f} s (then {len(replanned)} more to plan what it "
+                f"planned (nothing to change, planned to know it): {confirming:.2f} s; after "
+                f"one submit: {next_pass:.2f} s (then {len(replanned)} more to plan what it "
                 f"voided, the longest {max(replanned, default=0):.1f} s); the next pass, "
                 "nothing changed since: "
                 f"{quiet_pass:.1f} ms",

@@ -1,6 +1,8 @@
 """A long queue with no plan is planned a part a pass (jobs.scheduling.core.FRESH): the jobs
 not reached yet say so, hold no promise, and the next pass, asked for at once, goes on."""
 
+import time
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -94,6 +96,35 @@ def test_parts_are_published_now_and_then_and_the_whole_plan_at_once(
     assert run_pass().unplanned == 0
     whole = plans.load()
     assert whole.token != third and not whole.schedule.unplanned  # the whole plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_first_part_after_an_urgent_submit_is_not_published(whole_cluster_jobs, monkeypatch):
+    """An urgent job voids the promises behind it, which the passes then plan again a part
+    each. The first part is not published, however old the last plan (the web answers from
+    it, dated, a second more); the parts are, once planning them has gone on some seconds;
+    the last always is."""
+    monkeypatch.setattr(core, "FRESH", 1)
+    monkeypatch.setattr(plans, "_published", None)
+    monkeypatch.setattr(plans, "_parts_began", None)
+    while run_pass().unplanned:
+        pass
+    whole = plans.published_token()
+    assert whole is not None and plans._parts_began is None
+    # The whole plan a minute old: a part would have been published at once.
+    monkeypatch.setattr(plans, "_published", replace(plans._published, at=time.monotonic() - 60))
+    first = whole_cluster_jobs[0]
+    fields = {"owner": first.owner, "project": first.project, "nodes_asked": 2, "mode": "pytorch"}
+    JobFactory(name="urgent", specs=list(first.specs.all()), duration_hours=1, priority=2, **fields)
+    assert run_pass().unplanned > 1
+    assert plans.published_token() == whole  # the first part: not published
+    monkeypatch.setattr(plans, "_parts_began", time.monotonic() - 60)  # parts for a minute
+    assert run_pass().unplanned >= 1
+    part = plans.published_token()
+    assert part != whole  # a part, once planning in parts has gone on long enough
+    while run_pass().unplanned:
+        pass
+    assert plans.published_token() not in (whole, part) and plans._parts_began is None
 
 
 @pytest.mark.django_db(transaction=True)
