@@ -80,9 +80,8 @@ class Published:
 
 
 _published: Published | None = None  # the plan this process published last
-_parts_began: float | None = (
-    None  # time.monotonic() of this process's first part, if planning in parts
-)
+# time.monotonic() of this process's first part, while it plans the queue in parts
+_parts_began: float | None = None
 
 
 def offer(schedule: core.Schedule, seen: Seen, *, more_to_come: bool = False) -> None:

@@ -112,17 +112,8 @@ def _gated(result, queue, caps, used, rejoining, now, committed):
     # gate is kept in the schedule, and a method of the schedule kept there would make a
     # cycle that only the collector frees (a pass's whole plan, held until then).
     placeable = result.alike().placeable
-    promised = (
-        {}
-        if not caps
-        else {
-            job_id: kept.spec_id
-            for job_id, kept in committed.items()
-            if kept.start is not None and kept.spec_id is not None
-        }
-    )
     queue = order(_joined(list(queue), rejoining, now))
-    return gate(queue, caps, used or {}, placeable, promised)
+    return gate(queue, caps, used or {}, placeable, committed)
 
 
 @without_gc

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from jobs.scheduling.compact import tuple_state
-from jobs.scheduling.data import Alternative, QueuedJob
+from jobs.scheduling.data import Alternative, QueuedJob, Reservation
 from jobs.scheduling.reasons import HeldForQuota
 
 EIGHTHS = 8
@@ -239,12 +239,12 @@ def gate(
     caps: Iterable[Cap],
     used: Mapping[int, int],
     placeable: Callable[[QueuedJob, Alternative], bool] | None = None,
-    promised: Mapping[int, int] | None = None,
+    committed: Mapping[int, Reservation] | None = None,
 ) -> Gate:
     """Split ``queue`` (in queue order) into the jobs a pass plans and those held, with why.
     ``used``: eighths each cap's projects hold now (by cap id). ``placeable``: whether some
     node could ever hold a job on a spec (a job none could takes nothing of its caps).
-    ``promised``: the spec each job with a start promised by the last pass was promised on.
+    ``committed``: the last pass's reservations, the promised ones with a start.
 
     A job gains no spec that would hold back a job behind it with a promise: let in on its
     one spec under a cap that was full, it was promised a start on another spec, and jobs
@@ -254,7 +254,7 @@ def gate(
     that holds it are let in on the spec they were promised, and the queue gated again."""
     caps, queue = list(caps), list(queue)
     result = _split(queue, caps, used, placeable)
-    kept = _to_promises(queue, result, promised or {})
+    kept = _to_promises(queue, result, committed or {})
     return result if kept is None else _split(kept, caps, used, placeable)
 
 
@@ -274,20 +274,20 @@ def _split(queue: list[QueuedJob], caps: list[Cap], used: Mapping[int, int],
 
 
 def _to_promises(queue: list[QueuedJob], split: Gate,
-                 promised: Mapping[int, int]) -> list[QueuedJob] | None:  # fmt: skip
+                 committed: Mapping[int, Reservation]) -> list[QueuedJob] | None:  # fmt: skip
     """``queue`` with the promised jobs ahead of a held promised job, under the cap that
     held it, let in on their promised spec alone where that asks less of the cap; None
     when no job would change."""
     last: dict[int, int] = {}  # cap id -> the position of the last promised job it held
     for position, job in enumerate(queue):
         cap = split.held_on.get(job.id)
-        if cap is not None and job.id in promised:
+        if cap is not None and _promised(committed, job.id) is not None:
             last[cap] = position
     if not last:
         return None
     kept, changed = list(queue), False
     for position, job in enumerate(queue):
-        spec = promised.get(job.id)
+        spec = _promised(committed, job.id)
         if spec is None or len(job.alternatives) < 2:
             continue
         alternative = next((a for a in job.alternatives if a.spec_id == spec), None)
@@ -298,6 +298,12 @@ def _to_promises(queue: list[QueuedJob], split: Gate,
         ):
             kept[position], changed = narrowed, True
     return kept if changed else None
+
+
+def _promised(committed: Mapping[int, Reservation], job_id: int) -> int | None:
+    """The spec the job was promised a start on (None: no promise)."""
+    kept = committed.get(job_id)
+    return None if kept is None or kept.start is None else kept.spec_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,9 @@ from resources.placement.capacity import Demand
 # another node of the same (see Shapes.own): long ones rarely match, and making the key of
 # every segment after each booking cost more the longer the queue.
 SHARED_UP_TO = 16
+# Items removed one by one up to this many at once; past it, the segments are made again
+# from the items left (Timeline.remove_all).
+FEW = 4
 
 
 class Item(NamedTuple):
@@ -155,9 +158,11 @@ class Timeline:
         return item
 
     def remove_all(self, keys: list) -> list[Item]:
-        """Remove the items of ``keys`` at once: the segments are made again from the items
-        left. (An urgent submit lifts most of every node's items out; one by one, each
-        removal walked every segment its item spans.)"""
+        """Remove the items of ``keys``: more than FEW at once, the segments made again from
+        the items left. (An urgent submit lifts most of every node's items out; one by one,
+        each removal walked every segment its item spans.)"""
+        if len(keys) <= FEW:
+            return [self.remove(key) for key in keys]
         items, ends, bounds = self.items, self.ends, self.bounds
         gone = [items.pop(key) for key in keys]
         for item in gone:

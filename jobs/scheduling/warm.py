@@ -32,9 +32,6 @@ from jobs.scheduling.shapes import Shapes
 from jobs.scheduling.timeline import Item, Timeline
 
 EMPTY: frozenset[int] = frozenset()
-# Items lifted out of a node one by one up to this many; past it, the node's segments are
-# made again from the items left (Timeline.remove_all).
-FEW = 4
 
 
 def carried(profile: Profile | None, infos: Sequence[NodeInfo], now: float) -> Profile | None:
@@ -122,11 +119,8 @@ def install(
             continue
         gone = [key for key, item in have.items()
                 if key[0] not in in_place and want.get(key) != item]  # fmt: skip
-        if len(gone) > FEW:
+        if gone:
             profile.remove_all(index, gone)
-        else:
-            for key in gone:
-                profile.remove(index, key)
         info = tl.info
         for key, item in want.items():
             if key in have:

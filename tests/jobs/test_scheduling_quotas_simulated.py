@@ -211,7 +211,7 @@ def test_a_job_gains_no_spec_that_would_hold_back_a_promise_behind_it():
     assert [(a.job_id, a.spec_id) for a in alone.admissions] == [(3, 30)]
     # The gate alone: Q's promise is what keeps P to its promised spec.
     assert 4 in gate([p, q], caps, {}).held
-    kept = gate([p, q], caps, {}, promised={3: 31, 4: 40})
+    kept = gate([p, q], caps, {}, committed=first.reservations)
     assert not kept.held and [a.spec_id for a in kept.plannable[0].alternatives] == [31]
 
 
